@@ -1,0 +1,159 @@
+import { mkdir, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { lookup as guessContentType } from "mime-types";
+import type { Argv } from "yargs";
+import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
+import { downloadPartSize, parseSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE } from "../../plan/parts.js";
+import type { ObjectAttributes, ObjectRef } from "../../s3/operations.js";
+import { downloadObject } from "../../engine/download.js";
+import { uploadFile, uploadStream, type UploadOptions } from "../../engine/upload.js";
+import { copyS3Object } from "../../engine/copy.js";
+import { FileSink } from "../../engine/sinks/file-sink.js";
+import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
+import { FdWriter } from "../../engine/sinks/fd-writer.js";
+import { FdSource } from "../../engine/sources/stdin-source.js";
+import { parseMetadata, withCommonOptions, type CommonArgs } from "../options.js";
+import { Session } from "../session.js";
+import { summaryLine } from "../output.js";
+
+export interface CpArgs extends CommonArgs {
+  source: string;
+  destination: string;
+  "part-size"?: string;
+  "multipart-threshold": string;
+  "content-type"?: string;
+  "storage-class"?: string;
+  metadata?: string;
+  "keep-failed-uploads": boolean;
+}
+
+export function cpBuilder(y: Argv) {
+  return withCommonOptions(y)
+    .positional("source", { type: "string", demandOption: true, describe: "s3://bucket/key, a local file, or - for stdin" })
+    .positional("destination", { type: "string", demandOption: true, describe: "s3://bucket/key, a local path, or - for stdout" })
+    .option("part-size", { type: "string", describe: "part size (e.g. 16MiB); uploads raise it to stay within 10,000 parts", group: "Transfer:" })
+    .option("multipart-threshold", { type: "string", default: "8MiB", describe: "files larger than this are uploaded in parts", group: "Transfer:" })
+    .option("content-type", { type: "string", describe: "Content-Type of uploaded objects (default: guessed from the file name)", group: "Transfer:" })
+    .option("storage-class", { type: "string", describe: "storage class of uploaded objects (STANDARD, INTELLIGENT_TIERING, …)", group: "Transfer:" })
+    .option("metadata", { type: "string", describe: "user metadata: key=value[,key=value…] or a JSON object", group: "Transfer:" })
+    .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" });
+}
+
+export interface CpResult {
+  source: string;
+  destination: string;
+  bytes: number;
+}
+
+/** `s3x cp SRC DST` for one object, in every direction. */
+export async function runCp(args: CpArgs): Promise<void> {
+  const source = parseLocation(args.source);
+  const dest = parseLocation(args.destination);
+  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
+  const threshold = parseSize(args["multipart-threshold"]);
+  if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
+  const toStdout = dest.kind === "stream";
+  validatePair(source, dest);
+
+  const session = new Session(args, { progressAllowed: true });
+  const started = Date.now();
+  let result: CpResult;
+  try {
+    result = await transfer(session, source, dest, args, partSize, threshold);
+  } finally {
+    await session.close();
+  }
+  const seconds = (Date.now() - started) / 1000;
+  if (args.json) {
+    const stats = {
+      command: "cp",
+      status: "ok",
+      ...result,
+      seconds,
+      requests: session.context.stats.requests,
+      retries: session.context.stats.retries,
+      peakBufferBytes: session.context.memory.peakUsed,
+      addresses: await session.connection.addressStats(),
+    };
+    // Never mix a JSON line into a data stream on stdout.
+    (toStdout ? process.stderr : process.stdout).write(JSON.stringify(stats) + "\n");
+  } else if (!args.quiet) {
+    process.stderr.write(`${summaryLine("copied", result.bytes, seconds)}: ${result.source} → ${result.destination}\n`);
+  }
+}
+
+function validatePair(source: Location, dest: Location): void {
+  if (source.kind !== "s3" && dest.kind !== "s3") throw new UsageError("cp needs an s3:// URL as source or destination");
+  if (source.kind === "s3" && (source.key === "" || source.key.endsWith("/"))) {
+    throw new UsageError(`${formatLocation(source)} names a prefix, not an object (recursive copies are not supported yet)`);
+  }
+  if (source.kind === "stream" && dest.kind === "s3" && (dest.key === "" || dest.key.endsWith("/"))) {
+    throw new UsageError(`${formatLocation(dest)}: an upload from stdin needs a full object key`);
+  }
+}
+
+async function transfer(session: Session, source: Location, dest: Location, args: CpArgs, partSize: number | undefined, threshold: number): Promise<CpResult> {
+  const ctx = session.context;
+  const uploadOptions = (contentTypeFrom?: string): UploadOptions => ({
+    multipartThreshold: threshold,
+    partSize,
+    attributes: attributes(args, contentTypeFrom),
+    keepFailedUpload: args["keep-failed-uploads"],
+  });
+
+  if (source.kind === "local" && dest.kind === "s3") {
+    const info = await stat(source.path);
+    if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (recursive copies are not supported yet)`);
+    const ref: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) };
+    const { size } = await uploadFile(ctx, source.path, ref, uploadOptions(source.path));
+    return { source: source.path, destination: formatLocation({ kind: "s3", ...ref }), bytes: size };
+  }
+  if (source.kind === "stream" && dest.kind === "s3") {
+    const ref: ObjectRef = { bucket: dest.bucket, key: dest.key };
+    const stdin = new FdSource(0, () => process.stdin);
+    const { size } = await uploadStream(ctx, stdin, ref, { ...uploadOptions(), partSize: partSize ?? DEFAULT_PART_SIZE });
+    return { source: "-", destination: formatLocation(dest), bytes: size };
+  }
+  if (source.kind === "s3" && dest.kind === "local") {
+    const ref: ObjectRef = { bucket: source.bucket, key: source.key };
+    const path = await localDestination(dest.path, keyBaseName(source.key));
+    const { size } = await downloadObject(ctx, ref, new FileSink(path), downloadPartSize(partSize));
+    return { source: formatLocation(source), destination: path, bytes: size };
+  }
+  if (source.kind === "s3" && dest.kind === "stream") {
+    const ref: ObjectRef = { bucket: source.bucket, key: source.key };
+    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1)), downloadPartSize(partSize));
+    return { source: formatLocation(source), destination: "-", bytes: size };
+  }
+  if (source.kind === "s3" && dest.kind === "s3") {
+    const from: ObjectRef = { bucket: source.bucket, key: source.key };
+    const to: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, keyBaseName(source.key)) };
+    const replace = args["content-type"] !== undefined || args.metadata !== undefined || args["storage-class"] !== undefined;
+    const { size } = await copyS3Object(ctx, from, to, { partSize, attributes: replace ? attributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
+    return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
+  }
+  throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
+}
+
+function attributes(args: CpArgs, fileName?: string): ObjectAttributes {
+  const guessed = fileName ? guessContentType(fileName) : false;
+  return {
+    contentType: args["content-type"] ?? (guessed || undefined),
+    storageClass: args["storage-class"],
+    metadata: parseMetadata(args.metadata),
+  };
+}
+
+/**
+ * The file a download writes: the path itself, or the key's base name inside
+ * it when the path is an existing directory or ends with a separator (as
+ * aws-cli). Missing parent directories are created.
+ */
+async function localDestination(path: string, baseName: string): Promise<string> {
+  const existing = await stat(path).catch(() => undefined);
+  const target = existing?.isDirectory() || path.endsWith("/") ? join(path, baseName) : path;
+  await mkdir(dirname(target), { recursive: true });
+  const targetStat = await stat(target).catch(() => undefined);
+  if (targetStat?.isDirectory()) throw new UsageError(`${target} is a directory`);
+  return target;
+}

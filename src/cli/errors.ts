@@ -1,0 +1,73 @@
+import { PlanError } from "../plan/parts.js";
+import { UsageError } from "../plan/location.js";
+import { RequestError } from "../engine/retry.js";
+import { describeFailure } from "../s3/errors.js";
+
+/** Exit statuses, documented in the README. */
+export const ExitCode = {
+  ok: 0,
+  /** A transfer failed: S3, network or local I/O error. */
+  failed: 1,
+  /** The command line was wrong: unknown option, malformed URL, impossible part size. */
+  usage: 2,
+  /** Interrupted by SIGINT (Ctrl-C); in-flight uploads were aborted and temp files removed. */
+  interrupted: 130,
+  /** The reader of stdout went away (e.g. `| head`), as for any Unix tool killed by SIGPIPE. */
+  brokenPipe: 141,
+  /** Terminated by SIGTERM, cleaned up like SIGINT. */
+  terminated: 143,
+} as const;
+
+/** Raised (as the abort reason) when the user interrupts s3x. */
+export class InterruptError extends Error {
+  constructor(readonly signalName: "SIGINT" | "SIGTERM") {
+    super(`interrupted by ${signalName}`);
+  }
+}
+
+const LOCAL_ERRORS: Record<string, string> = {
+  ENOENT: "no such file or directory",
+  EISDIR: "is a directory",
+  ENOTDIR: "not a directory",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  ENOSPC: "no space left on device (disk full)",
+  EDQUOT: "disk quota exceeded",
+  EROFS: "read-only file system",
+  EEXIST: "already exists",
+};
+
+export interface ReportedError {
+  message: string;
+  exitCode: number;
+}
+
+/** One line for the user, and the exit status, for any error s3x can meet. */
+export function reportError(err: unknown): ReportedError {
+  if (err instanceof InterruptError) return { message: err.message, exitCode: err.signalName === "SIGINT" ? ExitCode.interrupted : ExitCode.terminated };
+  if (isBrokenPipe(err)) return { message: "", exitCode: ExitCode.brokenPipe };
+  if (err instanceof UsageError || err instanceof PlanError) return { message: err.message, exitCode: ExitCode.usage };
+  if (err instanceof RangeError && /memory budget/.test(err.message)) return { message: err.message, exitCode: ExitCode.usage };
+  if (err instanceof RequestError) return { message: err.message, exitCode: ExitCode.failed };
+  const errno = err as NodeJS.ErrnoException;
+  if (errno && typeof errno.code === "string" && errno.syscall && LOCAL_ERRORS[errno.code]) {
+    const path = errno.path ? `${errno.path}: ` : "";
+    return { message: `${path}${LOCAL_ERRORS[errno.code]}`, exitCode: ExitCode.failed };
+  }
+  if (errno?.name === "CredentialsProviderError") {
+    return {
+      message: `no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, use --profile, or --no-sign-request for public buckets): ${firstLine(errno.message)}`,
+      exitCode: ExitCode.failed,
+    };
+  }
+  const failure = describeFailure(err);
+  return { message: failure.message, exitCode: ExitCode.failed };
+}
+
+export function isBrokenPipe(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === "EPIPE";
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0];
+}

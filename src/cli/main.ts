@@ -1,0 +1,61 @@
+import yargs from "yargs";
+import { hideBin } from "yargs/helpers";
+import { cpBuilder, runCp, type CpArgs } from "./commands/cp.js";
+import { ExitCode, reportError } from "./errors.js";
+
+/**
+ * Entry point: parses the command line, runs one command, and turns any
+ * failure into one line on stderr and a documented exit status.
+ */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  let commandLine = "";
+  const parser = yargs(argv)
+    .scriptName("s3x")
+    .usage("s3x <command> [options]\n\nFast S3 transfers: parallel ranged GETs and multipart PUTs, bounded memory.")
+    .command(
+      "cp <source> <destination>",
+      "copy one object: file ↔ S3, S3 → stdout (-), stdin (-) → S3, S3 → S3",
+      (y) => cpBuilder(y),
+      async (args) => {
+        commandLine = `cp ${args.source} ${args.destination}`;
+        await runCp(args as unknown as CpArgs);
+      },
+    )
+    .demandCommand(1, "name a command (s3x --help lists them)")
+    .strict()
+    .recommendCommands()
+    .version()
+    .help()
+    .wrap(Math.min(110, process.stderr.columns ?? 100))
+    .fail((message, err) => {
+      if (err) throw err;
+      throw new UsageErrorFromParser(message);
+    });
+  try {
+    await parser.parseAsync();
+  } catch (err) {
+    if (err instanceof UsageErrorFromParser) {
+      process.stderr.write(`s3x: ${err.message} (see s3x --help)\n`);
+      return ExitCode.usage;
+    }
+    const reported = reportError(err);
+    if (reported.message) process.stderr.write(`s3x: ${commandLine ? commandLine + ": " : ""}${reported.message}\n`);
+    exitCode = reported.exitCode;
+  }
+  return exitCode;
+}
+
+class UsageErrorFromParser extends Error {}
+
+export function run(): void {
+  main(hideBin(process.argv)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`s3x: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+      process.exitCode = 70;
+    },
+  );
+}

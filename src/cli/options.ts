@@ -1,0 +1,116 @@
+import type { Argv } from "yargs";
+import { DEFAULT_NET_OPTIONS, type NetOptions } from "../net/pools.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
+import { parseSize } from "../plan/parts.js";
+import { UsageError } from "../plan/location.js";
+import type { S3Settings } from "../s3/client.js";
+
+/** Connections assumed per 1 Gbit/s of target throughput (CRT: ~0.4 Gbit/s, ~50 MB/s each). */
+const GBPS_PER_CONNECTION = 0.4;
+const DEFAULT_TARGET_GBPS = 10;
+
+/** Options every command shares, in aws-cli spelling. */
+export function withCommonOptions<T>(y: Argv<T>) {
+  return y
+    .option("endpoint-url", { type: "string", describe: "S3 endpoint URL (default: AWS, or $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL)", group: "Connection:" })
+    .option("region", { type: "string", describe: "AWS region (default: $AWS_REGION or the profile's)", group: "Connection:" })
+    .option("profile", { type: "string", describe: "shared config/credentials profile (default: $AWS_PROFILE)", group: "Connection:" })
+    .option("sign-request", { type: "boolean", default: true, describe: "sign requests; --no-sign-request for public buckets", group: "Connection:" })
+    .option("force-path-style", { type: "boolean", describe: "path-style bucket addressing (automatic with --endpoint-url)", group: "Connection:" })
+    .option("connect-timeout", { type: "number", default: DEFAULT_NET_OPTIONS.connectTimeoutMs / 1000, describe: "seconds to establish a connection", group: "Connection:" })
+    .option("read-timeout", { type: "number", default: DEFAULT_NET_OPTIONS.stallTimeoutMs / 1000, describe: "seconds to wait for a response's first byte, or for more bytes of a response that stalls", group: "Connection:" })
+    .option("max-attempts", { type: "number", default: DEFAULT_RETRY_POLICY.maxAttempts, describe: "attempts per request before giving up (retries use full-jitter backoff)", group: "Connection:" })
+    .option("concurrency", { type: "number", describe: "requests in flight at once (default: from --target-throughput)", group: "Performance:" })
+    .option("target-throughput", { type: "number", default: DEFAULT_TARGET_GBPS, describe: "target Gbit/s; sets the default concurrency (~0.4 Gbit/s per connection)", group: "Performance:" })
+    .option("max-memory", { type: "string", default: "1GiB", describe: "most memory held in part buffers at once", group: "Performance:" })
+    .option("quiet", { alias: "q", type: "boolean", default: false, describe: "print nothing but errors", group: "Output:" })
+    .option("progress", { type: "boolean", default: true, describe: "progress bar on a terminal; --no-progress to hide it", group: "Output:" })
+    .option("json", { type: "boolean", default: false, describe: "print a JSON result line (with per-address stats)", group: "Output:" });
+}
+
+export interface CommonArgs {
+  "endpoint-url"?: string;
+  region?: string;
+  profile?: string;
+  "sign-request": boolean;
+  "force-path-style"?: boolean;
+  "connect-timeout": number;
+  "read-timeout": number;
+  "max-attempts": number;
+  concurrency?: number;
+  "target-throughput": number;
+  "max-memory": string;
+  quiet: boolean;
+  progress: boolean;
+  json: boolean;
+}
+
+export function s3Settings(args: CommonArgs, concurrency: number): S3Settings {
+  const endpointUrl = args["endpoint-url"] ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+  if (endpointUrl !== undefined && !/^https?:\/\/[^/]+/i.test(endpointUrl)) throw new UsageError(`--endpoint-url "${endpointUrl}" is not an http:// or https:// URL`);
+  positive("connect-timeout", args["connect-timeout"]);
+  positive("read-timeout", args["read-timeout"]);
+  const net: NetOptions = {
+    ...DEFAULT_NET_OPTIONS,
+    connectTimeoutMs: args["connect-timeout"] * 1000,
+    firstByteTimeoutMs: args["read-timeout"] * 1000,
+    stallTimeoutMs: args["read-timeout"] * 1000,
+    connectionsPerAddress: Math.max(concurrency, 1),
+  };
+  return {
+    endpointUrl,
+    region: args.region,
+    profile: args.profile ?? process.env.AWS_PROFILE,
+    noSignRequest: !args["sign-request"],
+    forcePathStyle: args["force-path-style"],
+    net,
+  };
+}
+
+export function retryPolicy(args: CommonArgs): RetryPolicy {
+  const attempts = args["max-attempts"];
+  if (!Number.isInteger(attempts) || attempts < 1) throw new UsageError(`--max-attempts must be a whole number of at least 1, got ${attempts}`);
+  return { ...DEFAULT_RETRY_POLICY, maxAttempts: attempts };
+}
+
+export function concurrencyOf(args: CommonArgs): number {
+  if (args.concurrency !== undefined) {
+    if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw new UsageError(`--concurrency must be a whole number of at least 1, got ${args.concurrency}`);
+    return args.concurrency;
+  }
+  positive("target-throughput", args["target-throughput"]);
+  return Math.max(1, Math.ceil(args["target-throughput"] / GBPS_PER_CONNECTION));
+}
+
+export function maxMemoryOf(args: CommonArgs): number {
+  const bytes = parseSize(args["max-memory"]);
+  if (bytes < 16 * 1024 * 1024) throw new UsageError(`--max-memory ${args["max-memory"]} is too small (at least 16MiB)`);
+  return bytes;
+}
+
+export function parseMetadata(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined) return undefined;
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      throw new UsageError(`--metadata is not valid JSON: ${text}`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError("--metadata JSON must be an object");
+    return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+  }
+  const out: Record<string, string> = {};
+  for (const pair of trimmed.split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--metadata expects key=value[,key=value…] or a JSON object, got "${text}"`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1);
+  }
+  return out;
+}
+
+function positive(name: string, value: number): void {
+  if (!(value > 0)) throw new UsageError(`--${name} must be a positive number, got ${value}`);
+}
+

@@ -1,0 +1,66 @@
+import type { S3Client } from "@aws-sdk/client-s3";
+import PQueue from "p-queue";
+import { MemoryBudget } from "./memory.js";
+import type { RetryPolicy } from "./retry.js";
+import type { RequestFailure } from "../s3/errors.js";
+
+/** What the engine tells the outside world while it works (the CLI draws it). */
+export interface ProgressListener {
+  /** More bytes are now known to be part of the work. */
+  addTotal(bytes: number): void;
+  /** Bytes that have arrived (downloads) or been stored (uploads). */
+  addDone(bytes: number): void;
+}
+
+/** Counters for --json stats and the summary line. */
+export interface EngineStats {
+  requests: number;
+  retries: number;
+  lastRetry?: RequestFailure;
+}
+
+/**
+ * Everything the transfers of one command share: the S3 client, one request
+ * queue (the global concurrency limit), one memory budget, the retry policy
+ * and the cancellation signal. As in aws-c-s3, the client side owns
+ * scheduling and memory; each object transfer only asks for slots and buffers.
+ */
+export interface TransferContext {
+  client: S3Client;
+  queue: PQueue;
+  memory: MemoryBudget;
+  retry: RetryPolicy;
+  signal: AbortSignal;
+  progress: ProgressListener;
+  stats: EngineStats;
+}
+
+export interface ContextOptions {
+  client: S3Client;
+  concurrency: number;
+  maxMemory: number;
+  retry: RetryPolicy;
+  signal: AbortSignal;
+  progress?: ProgressListener;
+}
+
+export function createContext(options: ContextOptions): TransferContext {
+  return {
+    client: options.client,
+    queue: new PQueue({ concurrency: options.concurrency }),
+    memory: new MemoryBudget(options.maxMemory),
+    retry: options.retry,
+    signal: options.signal,
+    progress: options.progress ?? { addTotal() {}, addDone() {} },
+    stats: { requests: 0, retries: 0 },
+  };
+}
+
+/** An abort controller that also fires when its parent signal does. */
+export function childController(parent: AbortSignal): { controller: AbortController; dispose: () => void } {
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(parent.reason);
+  if (parent.aborted) forward();
+  else parent.addEventListener("abort", forward, { once: true });
+  return { controller, dispose: () => parent.removeEventListener("abort", forward) };
+}

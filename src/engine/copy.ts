@@ -1,0 +1,104 @@
+import { MAX_SINGLE_COPY_SIZE, partAt, planParts, uploadPartSize } from "../plan/parts.js";
+import {
+  abortMultipartUpload,
+  completeMultipartUpload,
+  copyObject,
+  createMultipartUpload,
+  headObject,
+  uploadPartCopy,
+  type CompletedPart,
+  type ObjectAttributes,
+  type ObjectRef,
+} from "../s3/operations.js";
+import { childController, type TransferContext } from "./context.js";
+import { withRetries, type RetryHooks } from "./retry.js";
+import { TaskGroup } from "./task-group.js";
+
+export interface CopyOptions {
+  partSize?: number;
+  /** New attributes for the copy; undefined keeps the source's. */
+  attributes?: ObjectAttributes;
+  keepFailedUpload: boolean;
+}
+
+/**
+ * Server-side copy: no byte passes through s3x. One CopyObject up to 5 GiB
+ * (S3's limit for it); above that, concurrent UploadPartCopy ranges, each
+ * pinned to the source's ETag so a source replaced mid-copy fails.
+ */
+export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest: ObjectRef, options: CopyOptions): Promise<{ size: number }> {
+  const hooks: RetryHooks = {
+    signal: ctx.signal,
+    onRetry: (failure) => {
+      ctx.stats.retries++;
+      ctx.stats.lastRetry = failure;
+    },
+  };
+  const src = `s3://${source.bucket}/${source.key}`;
+  const info = await withRetries(`HEAD ${src}`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return headObject(ctx.client, source, { signal: ctx.signal });
+  }, hooks);
+  ctx.progress.addTotal(info.size);
+  if (info.size <= MAX_SINGLE_COPY_SIZE) {
+    await ctx.queue.add(
+      () =>
+        withRetries(`CopyObject ${src}`, ctx.retry, () => {
+          ctx.stats.requests++;
+          return copyObject(ctx.client, source, dest, options.attributes, info.etag, { signal: ctx.signal });
+        }, hooks),
+      { signal: ctx.signal },
+    );
+    ctx.progress.addDone(info.size);
+    return { size: info.size };
+  }
+
+  const attributes = options.attributes ?? { contentType: info.contentType, metadata: info.metadata };
+  const { controller, dispose } = childController(ctx.signal);
+  const signal = controller.signal;
+  const partHooks = { ...hooks, signal };
+  const uploadId = await withRetries(`CreateMultipartUpload s3://${dest.bucket}/${dest.key}`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return createMultipartUpload(ctx.client, dest, attributes, { signal });
+  }, partHooks);
+  const group = new TaskGroup(controller);
+  const completed: CompletedPart[] = [];
+  try {
+    const plan = planParts(info.size, uploadPartSize(info.size, options.partSize));
+    for (let i = 0; i < plan.count && !group.failed; i++) {
+      const part = partAt(plan, i);
+      const range = { start: part.offset, end: part.offset + part.length - 1 };
+      // Copies hold no buffers, so only the queue bounds them; wait for a
+      // free slot before queueing more so a 5 TiB copy does not queue 10,000 closures at once.
+      await ctx.queue.onSizeLessThan(ctx.queue.concurrency);
+      group.add(
+        ctx.queue.add(
+          async () => {
+            const etag = await withRetries(`UploadPartCopy ${part.number} ${src}`, ctx.retry, () => {
+              ctx.stats.requests++;
+              return uploadPartCopy(ctx.client, source, dest, uploadId, part.number, range, info.etag, { signal });
+            }, partHooks);
+            completed.push({ partNumber: part.number, etag });
+            ctx.progress.addDone(part.length);
+          },
+          { signal },
+        ),
+      );
+    }
+    await group.wait();
+    await withRetries(`CompleteMultipartUpload s3://${dest.bucket}/${dest.key}`, ctx.retry, () => {
+      ctx.stats.requests++;
+      return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal });
+    }, partHooks);
+    return { size: info.size };
+  } catch (err) {
+    controller.abort(err);
+    await group.settle();
+    if (!options.keepFailedUpload) {
+      await withRetries("AbortMultipartUpload", { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
+    }
+    throw group.firstError ?? err;
+  } finally {
+    dispose();
+  }
+}

@@ -1,0 +1,127 @@
+import { partAt, planParts } from "../plan/parts.js";
+import { getRange, headObject, type ObjectRef, type RangeResult } from "../s3/operations.js";
+import { childController, type TransferContext } from "./context.js";
+import { RequestError, withRetries } from "./retry.js";
+import type { DownloadSink } from "./sinks/download-sink.js";
+import { TaskGroup } from "./task-group.js";
+
+export interface DownloadResult {
+  size: number;
+  etag: string;
+  lastModified?: Date;
+}
+
+/**
+ * One object download (a "meta request" in aws-c-s3's terms): the first
+ * ranged GET reveals the size and ETag, the other ranges are fetched
+ * concurrently with If-Match on that ETag, so an object replaced mid-way
+ * fails instead of mixing two versions. Parts go to the sink as they land.
+ */
+export async function downloadObject(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, partSize: number): Promise<DownloadResult> {
+  const { controller, dispose } = childController(ctx.signal);
+  const signal = controller.signal;
+  const group = new TaskGroup(controller);
+  try {
+    const firstBuffer = await ctx.memory.acquire(partSize, signal);
+    let first: RangeResult;
+    try {
+      first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, partSize - 1, undefined, firstBuffer, signal), { signal });
+    } catch (err) {
+      ctx.memory.release(firstBuffer);
+      // A range on an empty object is unsatisfiable (416): confirm with HEAD.
+      if (err instanceof RequestError && err.failure.status === 416) return await downloadEmpty(ctx, ref, sink, signal);
+      throw err;
+    }
+    if (!first.ranged && first.objectSize > partSize) {
+      ctx.memory.release(firstBuffer);
+      throw new Error(`GET s3://${ref.bucket}/${ref.key}: the server ignored the Range header`);
+    }
+    const size = first.objectSize;
+    ctx.progress.addTotal(size);
+    ctx.progress.addDone(0);
+    await sink.open(size);
+    group.add(sink.write(0, 0, firstBuffer.subarray(0, first.bytes)).finally(() => ctx.memory.release(firstBuffer)));
+
+    const plan = planParts(size, partSize);
+    for (let i = 1; i < plan.count && !group.failed; i++) {
+      const part = partAt(plan, i);
+      // Buffers are taken in part order, so the part the sink needs next
+      // always holds one: an ordered sink can never deadlock the budget.
+      const buffer = await ctx.memory.acquire(partSize, signal);
+      const end = part.offset + part.length - 1;
+      group.add(
+        ctx.queue
+          .add(() => fetchRange(ctx, ref, part.offset, end, first.etag || undefined, buffer, signal), { signal })
+          .then(() => sink.write(i, part.offset, buffer.subarray(0, part.length)))
+          .finally(() => ctx.memory.release(buffer)),
+      );
+    }
+    await group.wait();
+    await sink.commit({ lastModified: first.lastModified });
+    return { size, etag: first.etag, lastModified: first.lastModified };
+  } catch (err) {
+    controller.abort(err);
+    await group.settle();
+    await sink.discard();
+    throw group.firstError ?? err;
+  } finally {
+    dispose();
+  }
+}
+
+async function downloadEmpty(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, signal: AbortSignal): Promise<DownloadResult> {
+  const info = await withRetries(`HEAD s3://${ref.bucket}/${ref.key}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), { signal });
+  if (info.size !== 0) throw new Error(`GET s3://${ref.bucket}/${ref.key}: range not satisfiable for an object of ${info.size} bytes`);
+  await sink.open(0);
+  await sink.commit({ lastModified: info.lastModified });
+  return { size: 0, etag: info.etag, lastModified: info.lastModified };
+}
+
+/**
+ * GET bytes [start, end] into `buffer`, retrying; a retry asks only for the
+ * bytes the previous attempts did not deliver, so progress stays honest and
+ * no byte is fetched twice.
+ */
+function fetchRange(
+  ctx: TransferContext,
+  ref: ObjectRef,
+  start: number,
+  end: number,
+  ifMatch: string | undefined,
+  buffer: Buffer,
+  signal: AbortSignal,
+): Promise<RangeResult> {
+  let received = 0;
+  let etag = ifMatch;
+  return withRetries(
+    `GET s3://${ref.bucket}/${ref.key} bytes=${start}-${end}`,
+    ctx.retry,
+    async () => {
+      ctx.stats.requests++;
+      const result = await getRange(ctx.client, {
+        ref,
+        start: start + received,
+        end,
+        ifMatch: etag,
+        target: buffer,
+        offset: received,
+        signal,
+        onBytes: (n) => {
+          received += n;
+          ctx.progress.addDone(n);
+        },
+        // Pin the version from the first response on: a retry that resumes
+        // mid-range must get bytes of the same object.
+        onEtag: (seen) => (etag ??= seen || undefined),
+      });
+      return { ...result, bytes: received };
+    },
+    {
+      signal,
+      onRetry: (failure) => {
+        ctx.stats.retries++;
+        ctx.stats.lastRetry = failure;
+      },
+    },
+  );
+}

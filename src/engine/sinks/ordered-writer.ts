@@ -1,0 +1,82 @@
+import type { DownloadSink } from "./download-sink.js";
+
+/** A destination that takes bytes strictly in order, such as stdout. */
+export interface ByteWriter {
+  write(data: Buffer): Promise<void>;
+  end(): Promise<void>;
+}
+
+interface Waiting {
+  data: Buffer;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * Turns out-of-order part completions into an in-order byte stream. A part
+ * that arrives early waits here, holding its buffer, until every part before
+ * it has been written; `write` resolves only when its bytes have been handed
+ * to the destination. The window is bounded by the memory budget the parts'
+ * buffers come from, not by this class: a slow reader stalls the downloads
+ * instead of growing memory.
+ */
+export class OrderedWriter implements DownloadSink {
+  private next = 0;
+  private readonly waiting = new Map<number, Waiting>();
+  private pumping = false;
+  private failure: Error | undefined;
+
+  constructor(private readonly out: ByteWriter) {}
+
+  async open(): Promise<void> {}
+
+  write(index: number, _offset: number, data: Buffer): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.set(index, { data, resolve, reject });
+      void this.pump();
+    });
+  }
+
+  /** Parts written so far (for tests and progress). */
+  get written(): number {
+    return this.next;
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      let part: Waiting | undefined;
+      while (!this.failure && (part = this.waiting.get(this.next)) !== undefined) {
+        this.waiting.delete(this.next);
+        try {
+          if (part.data.length > 0) await this.out.write(part.data);
+          this.next++;
+          part.resolve();
+        } catch (err) {
+          this.fail(err as Error);
+          part.reject(err as Error);
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private fail(err: Error): void {
+    this.failure = err;
+    for (const part of this.waiting.values()) part.reject(err);
+    this.waiting.clear();
+  }
+
+  async commit(): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.waiting.size > 0) throw new Error(`ordered writer committed with ${this.waiting.size} parts still waiting`);
+    await this.out.end();
+  }
+
+  async discard(): Promise<void> {
+    this.fail(new Error("download discarded"));
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * What went wrong with one S3 request, in the terms retry policy and error
+ * messages need: the HTTP status, the S3 error code, or the network cause.
+ */
+export interface RequestFailure {
+  /** HTTP status, when a response arrived. */
+  status?: number;
+  /** S3 error code (NoSuchKey, SlowDown, …) or a Node/undici error code (ECONNRESET, UND_ERR_CONNECT_TIMEOUT, …). */
+  code?: string;
+  /** True when the request never got a complete response: connect, reset, timeout. */
+  network: boolean;
+  /** Human description, never empty. */
+  message: string;
+  /** Front-end address the request went to, when known. */
+  address?: string;
+}
+
+interface SdkErrorShape {
+  name?: string;
+  code?: string;
+  Code?: string;
+  message?: string;
+  address?: string;
+  cause?: unknown;
+  $metadata?: { httpStatusCode?: number };
+  $response?: { statusCode?: number };
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
+  "S3X_SHORT_BODY",
+]);
+
+/** Plain-words explanations of the codes users meet most. */
+const EXPLANATIONS: Record<string, string> = {
+  NoSuchBucket: "the bucket does not exist",
+  NoSuchKey: "the object does not exist",
+  NotFound: "not found",
+  AccessDenied: "access denied",
+  Forbidden: "access denied",
+  InvalidAccessKeyId: "the access key id is not known to the server (check credentials)",
+  SignatureDoesNotMatch: "the request signature does not match (check the secret key and clock)",
+  SlowDown: "the server asked to slow down",
+  InternalError: "the server had an internal error",
+  PreconditionFailed: "the object changed during the transfer",
+  InvalidRange: "the requested range is not satisfiable",
+  EntityTooLarge: "the object or part is larger than the server allows",
+  EntityTooSmall: "a part is smaller than the server allows",
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "the endpoint's host name does not resolve",
+  UND_ERR_CONNECT_TIMEOUT: "connect timed out",
+  UND_ERR_HEADERS_TIMEOUT: "no response before the first-byte timeout",
+  UND_ERR_BODY_TIMEOUT: "the response stalled (no data before the stall timeout)",
+};
+
+const STATUS_CODES: Record<number, string> = { 403: "AccessDenied", 404: "NotFound", 412: "PreconditionFailed", 416: "InvalidRange", 503: "SlowDown" };
+
+export function describeFailure(err: unknown): RequestFailure {
+  const e = (err ?? {}) as SdkErrorShape;
+  const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
+  let code = e.code ?? e.Code ?? (status !== undefined ? e.name : undefined);
+  // The SDK names unmodelled errors "UnknownError" or after the status (radosgw sends empty messages).
+  if ((code === undefined || code === "Unknown" || code === "UnknownError") && status !== undefined) code = STATUS_CODES[status] ?? code;
+  const causeCode = (e.cause as SdkErrorShape | undefined)?.code;
+  if (code === undefined && causeCode) code = causeCode;
+  const network = status === undefined && code !== undefined && NETWORK_CODES.has(code);
+  const explanation = (code && EXPLANATIONS[code]) || cleanMessage(e.message) || code || String(err);
+  const parts = [code && code !== explanation ? `${code}: ${explanation}` : explanation];
+  if (status !== undefined) parts.push(`(HTTP ${status})`);
+  return { status, code, network, message: parts.join(" "), address: e.address };
+}
+
+function cleanMessage(message: string | undefined): string | undefined {
+  if (!message || message === "UnknownError" || message === "Unknown") return undefined;
+  return message.split("\n")[0];
+}

@@ -1,0 +1,234 @@
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  UploadPartCopyCommand,
+  type S3Client,
+  type StorageClass,
+} from "@aws-sdk/client-s3";
+import type { Readable } from "node:stream";
+import { ResponseBody } from "../net/response-body.js";
+
+/** An object in a bucket. */
+export interface ObjectRef {
+  bucket: string;
+  key: string;
+}
+
+/** What s3x sets on objects it writes. */
+export interface ObjectAttributes {
+  contentType?: string;
+  storageClass?: string;
+  metadata?: Record<string, string>;
+}
+
+export interface ObjectInfo {
+  size: number;
+  etag: string;
+  lastModified?: Date;
+  contentType?: string;
+  metadata?: Record<string, string>;
+}
+
+interface Call {
+  signal?: AbortSignal;
+}
+
+export async function headObject(client: S3Client, ref: ObjectRef, call: Call = {}): Promise<ObjectInfo> {
+  const out = await client.send(new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key }), { abortSignal: call.signal });
+  return {
+    size: out.ContentLength ?? 0,
+    etag: out.ETag ?? "",
+    lastModified: out.LastModified,
+    contentType: out.ContentType,
+    metadata: out.Metadata,
+  };
+}
+
+export interface RangeRequest extends Call {
+  ref: ObjectRef;
+  /** First byte wanted. */
+  start: number;
+  /** Last byte wanted (inclusive). */
+  end: number;
+  /** Refuse to answer (412) if the object's ETag is no longer this. */
+  ifMatch?: string;
+  /** The bytes land here, from `offset` on. */
+  target: Buffer;
+  offset: number;
+  onBytes?: (n: number) => void;
+  /** Called with the response's ETag as soon as headers arrive. */
+  onEtag?: (etag: string) => void;
+}
+
+export interface RangeResult {
+  /** Bytes written into the target. */
+  bytes: number;
+  /** Whole object size, from Content-Range (or Content-Length of a 200). */
+  objectSize: number;
+  etag: string;
+  lastModified?: Date;
+  /** False when the server ignored the Range header and sent the whole object. */
+  ranged: boolean;
+}
+
+/** A ranged GET whose body is copied straight into the caller's buffer. */
+export async function getRange(client: S3Client, req: RangeRequest): Promise<RangeResult> {
+  const out = await client.send(
+    new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: `bytes=${req.start}-${req.end}`, IfMatch: req.ifMatch }),
+    { abortSignal: req.signal },
+  );
+  req.onEtag?.(out.ETag ?? "");
+  const ranged = out.ContentRange !== undefined;
+  const objectSize = ranged ? parseTotal(out.ContentRange as string) : (out.ContentLength ?? 0);
+  const expected = out.ContentLength ?? req.end - req.start + 1;
+  const body = out.Body;
+  let bytes: number;
+  if (body instanceof ResponseBody) {
+    bytes = await body.readInto(req.target.subarray(0, req.offset + expected), req.offset, req.onBytes);
+  } else {
+    bytes = await copyStream(body as Readable, req.target, req.offset, req.onBytes);
+  }
+  if (bytes !== expected) {
+    const err = new Error(`response body ended after ${bytes} of ${expected} bytes`) as Error & { code: string };
+    err.code = "S3X_SHORT_BODY";
+    throw err;
+  }
+  return { bytes, objectSize, etag: out.ETag ?? "", lastModified: out.LastModified, ranged };
+}
+
+function parseTotal(contentRange: string): number {
+  // "bytes 0-8388607/1073741824"
+  const slash = contentRange.lastIndexOf("/");
+  const total = Number(contentRange.slice(slash + 1));
+  if (!Number.isSafeInteger(total)) throw new Error(`unexpected Content-Range: ${contentRange}`);
+  return total;
+}
+
+async function copyStream(stream: Readable, target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
+  let position = offset;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (position + chunk.length > target.length) throw new Error("response body longer than the requested range");
+    chunk.copy(target, position);
+    position += chunk.length;
+    onBytes?.(chunk.length);
+  }
+  return position - offset;
+}
+
+export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call = {}): Promise<string> {
+  const out = await client.send(
+    new PutObjectCommand({
+      Bucket: ref.bucket,
+      Key: ref.key,
+      Body: body,
+      ContentLength: body.length,
+      ContentType: attrs.contentType,
+      StorageClass: attrs.storageClass as StorageClass | undefined,
+      Metadata: attrs.metadata,
+    }),
+    { abortSignal: call.signal },
+  );
+  return out.ETag ?? "";
+}
+
+export async function createMultipartUpload(client: S3Client, ref: ObjectRef, attrs: ObjectAttributes, call: Call = {}): Promise<string> {
+  const out = await client.send(
+    new CreateMultipartUploadCommand({
+      Bucket: ref.bucket,
+      Key: ref.key,
+      ContentType: attrs.contentType,
+      StorageClass: attrs.storageClass as StorageClass | undefined,
+      Metadata: attrs.metadata,
+    }),
+    { abortSignal: call.signal },
+  );
+  if (!out.UploadId) throw new Error("CreateMultipartUpload returned no UploadId");
+  return out.UploadId;
+}
+
+export interface CompletedPart {
+  partNumber: number;
+  etag: string;
+}
+
+export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call = {}): Promise<string> {
+  const out = await client.send(
+    new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length }),
+    { abortSignal: call.signal },
+  );
+  if (!out.ETag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
+  return out.ETag;
+}
+
+export async function completeMultipartUpload(client: S3Client, ref: ObjectRef, uploadId: string, parts: CompletedPart[], call: Call = {}): Promise<void> {
+  const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
+  // The SDK turns an error document inside a 200 response into a thrown error.
+  await client.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: ref.bucket,
+      Key: ref.key,
+      UploadId: uploadId,
+      MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+    }),
+    { abortSignal: call.signal },
+  );
+}
+
+export async function abortMultipartUpload(client: S3Client, ref: ObjectRef, uploadId: string): Promise<void> {
+  await client.send(new AbortMultipartUploadCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId }));
+}
+
+/** `bucket/key` URL-encoded for x-amz-copy-source, keeping the slashes. */
+function copySource(ref: ObjectRef): string {
+  return `${ref.bucket}/${ref.key.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+export async function copyObject(client: S3Client, source: ObjectRef, dest: ObjectRef, attrs: ObjectAttributes | undefined, sourceEtag: string, call: Call = {}): Promise<void> {
+  await client.send(
+    new CopyObjectCommand({
+      Bucket: dest.bucket,
+      Key: dest.key,
+      CopySource: copySource(source),
+      CopySourceIfMatch: sourceEtag || undefined,
+      // Keep the source's metadata unless the user gave new attributes.
+      MetadataDirective: attrs ? "REPLACE" : "COPY",
+      ContentType: attrs?.contentType,
+      Metadata: attrs?.metadata,
+      StorageClass: attrs?.storageClass as StorageClass | undefined,
+    }),
+    { abortSignal: call.signal },
+  );
+}
+
+export async function uploadPartCopy(
+  client: S3Client,
+  source: ObjectRef,
+  dest: ObjectRef,
+  uploadId: string,
+  partNumber: number,
+  range: { start: number; end: number },
+  sourceEtag: string,
+  call: Call = {},
+): Promise<string> {
+  const out = await client.send(
+    new UploadPartCopyCommand({
+      Bucket: dest.bucket,
+      Key: dest.key,
+      UploadId: uploadId,
+      PartNumber: partNumber,
+      CopySource: copySource(source),
+      CopySourceRange: `bytes=${range.start}-${range.end}`,
+      CopySourceIfMatch: sourceEtag || undefined,
+    }),
+    { abortSignal: call.signal },
+  );
+  const etag = out.CopyPartResult?.ETag;
+  if (!etag) throw new Error(`UploadPartCopy ${partNumber} returned no ETag`);
+  return etag;
+}
