@@ -10,7 +10,8 @@ import { ExitCode, reportError } from "./errors.js";
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = ExitCode.ok;
   let commandLine = "";
-  const parser = yargs(argv)
+  // yargs-parser reads a lone "-" as an empty option; s3x means stdin/stdout by it.
+  const parser = yargs(argv.map((a) => (a === "-" ? STDIO_ARG : a)))
     .scriptName("s3x")
     .usage("s3x <command> [options]\n\nFast S3 transfers: parallel ranged GETs and multipart PUTs, bounded memory.")
     .command(
@@ -18,8 +19,11 @@ export async function main(argv: string[]): Promise<number> {
       "copy one object: file ↔ S3, S3 → stdout (-), stdin (-) → S3, S3 → S3",
       (y) => cpBuilder(y),
       async (args) => {
-        commandLine = `cp ${args.source} ${args.destination}`;
-        await runCp(args as unknown as CpArgs);
+        const cpArgs = args as unknown as CpArgs;
+        cpArgs.source = fromStdioArg(cpArgs.source);
+        cpArgs.destination = fromStdioArg(cpArgs.destination);
+        commandLine = `cp ${cpArgs.source} ${cpArgs.destination}`;
+        await runCp(cpArgs);
       },
     )
     .demandCommand(1, "name a command (s3x --help lists them)")
@@ -47,6 +51,13 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageErrorFromParser extends Error {}
+
+/** Stands in for "-" while yargs parses; a NUL can never be part of a real path. */
+const STDIO_ARG = "\u0000-";
+
+function fromStdioArg(value: string): string {
+  return value === STDIO_ARG ? "-" : value;
+}
 
 export function run(): void {
   main(hideBin(process.argv)).then(

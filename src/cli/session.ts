@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { connect, type S3Connection } from "../s3/client.js";
 import { createContext, type TransferContext } from "../engine/context.js";
 import { concurrencyOf, maxMemoryOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
@@ -28,6 +29,7 @@ export class Session {
     const showBar = options.progressAllowed && args.progress && !args.quiet && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
     this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress });
+    setMaxListeners(0, this.controller.signal);
     process.on("SIGINT", this.onSignal);
     process.on("SIGTERM", this.onSignal);
   }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { S3Client } from "@aws-sdk/client-s3";
 import PQueue from "p-queue";
 import { MemoryBudget } from "./memory.js";
@@ -59,6 +60,8 @@ export function createContext(options: ContextOptions): TransferContext {
 /** An abort controller that also fires when its parent signal does. */
 export function childController(parent: AbortSignal): { controller: AbortController; dispose: () => void } {
   const controller = new AbortController();
+  // Every in-flight request listens on its transfer's signal: dozens is normal, not a leak.
+  setMaxListeners(0, controller.signal);
   const forward = (): void => controller.abort(parent.reason);
   if (parent.aborted) forward();
   else parent.addEventListener("abort", forward, { once: true });

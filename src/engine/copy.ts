@@ -16,14 +16,16 @@ import { TaskGroup } from "./task-group.js";
 
 export interface CopyOptions {
   partSize?: number;
+  /** Objects up to this size are copied with one CopyObject (S3 allows up to 5 GiB). */
+  copyThreshold: number;
   /** New attributes for the copy; undefined keeps the source's. */
   attributes?: ObjectAttributes;
   keepFailedUpload: boolean;
 }
 
 /**
- * Server-side copy: no byte passes through s3x. One CopyObject up to 5 GiB
- * (S3's limit for it); above that, concurrent UploadPartCopy ranges, each
+ * Server-side copy: no byte passes through s3x. One CopyObject up to the
+ * copy threshold (5 GiB, S3's limit for it, by default); above that, concurrent UploadPartCopy ranges, each
  * pinned to the source's ETag so a source replaced mid-copy fails.
  */
 export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest: ObjectRef, options: CopyOptions): Promise<{ size: number }> {
@@ -40,7 +42,7 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
     return headObject(ctx.client, source, { signal: ctx.signal });
   }, hooks);
   ctx.progress.addTotal(info.size);
-  if (info.size <= MAX_SINGLE_COPY_SIZE) {
+  if (info.size <= Math.min(options.copyThreshold, MAX_SINGLE_COPY_SIZE)) {
     await ctx.queue.add(
       () =>
         withRetries(`CopyObject ${src}`, ctx.retry, () => {

@@ -1,5 +1,5 @@
 import { open, type FileHandle } from "node:fs/promises";
-import { partAt, planParts, streamPartSize, uploadPartSize, MAX_PARTS } from "../plan/parts.js";
+import { partAt, planParts, streamPartSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
 import {
   abortMultipartUpload,
   completeMultipartUpload,
@@ -112,7 +112,8 @@ async function readFully(handle: FileHandle, target: Buffer, position: number, p
  * stream is still being read, never holding more than the memory budget.
  */
 export async function uploadStream(ctx: TransferContext, source: ChunkSource, dest: ObjectRef, options: UploadOptions): Promise<UploadResult> {
-  const base = Math.max(options.partSize ?? 0, options.multipartThreshold, 1);
+  // The first part buffer decides: a stream that ends inside it is one PutObject.
+  const base = options.partSize ?? DEFAULT_PART_SIZE;
   const firstSize = streamPartSize(1, base);
   const first = await ctx.memory.acquire(firstSize, ctx.signal);
   let firstLength: number;

@@ -4,6 +4,7 @@ import type { Dispatcher } from "undici";
 import type { IncomingHttpHeaders } from "node:http";
 import { PoolManager, type AddressPool, type HostPools } from "./pools.js";
 import { ResponseBody } from "./response-body.js";
+import { noteSocketBytes } from "./garbage.js";
 
 /** Errors whose cause is the address itself, not the request: route around it. */
 const ADDRESS_FAILURE_CODES = new Set([
@@ -31,7 +32,12 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     const address = host.pick();
     const query = buildQueryString(request.query ?? {});
     const path = query ? `${request.path}?${query}` : request.path;
-    const headers: Record<string, string> = { ...request.headers };
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      // The SDK asks for "Expect: 100-continue" on large bodies; undici refuses
+      // it, and S3 does not need it: an early error reply still arrives.
+      if (name.toLowerCase() !== "expect") headers[name] = value;
+    }
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
@@ -119,6 +125,7 @@ function dispatch(
       },
       onResponseData(_controller, chunk) {
         address.stats.bytesIn += chunk.length;
+        noteSocketBytes(chunk.length);
         responseBody.deliver(chunk);
       },
       onResponseEnd() {

@@ -1,10 +1,12 @@
-import { mkdir, stat } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdir, open, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { lookup as guessContentType } from "mime-types";
 import type { Argv } from "yargs";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
-import { downloadPartSize, parseSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE } from "../../plan/parts.js";
+import { downloadPartSize, parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE } from "../../plan/parts.js";
 import type { ObjectAttributes, ObjectRef } from "../../s3/operations.js";
+import type { AddressStats } from "../../net/pools.js";
 import { downloadObject } from "../../engine/download.js";
 import { uploadFile, uploadStream, type UploadOptions } from "../../engine/upload.js";
 import { copyS3Object } from "../../engine/copy.js";
@@ -25,6 +27,7 @@ export interface CpArgs extends CommonArgs {
   "storage-class"?: string;
   metadata?: string;
   "keep-failed-uploads": boolean;
+  "copy-threshold": string;
 }
 
 export function cpBuilder(y: Argv) {
@@ -36,6 +39,7 @@ export function cpBuilder(y: Argv) {
     .option("content-type", { type: "string", describe: "Content-Type of uploaded objects (default: guessed from the file name)", group: "Transfer:" })
     .option("storage-class", { type: "string", describe: "storage class of uploaded objects (STANDARD, INTELLIGENT_TIERING, …)", group: "Transfer:" })
     .option("metadata", { type: "string", describe: "user metadata: key=value[,key=value…] or a JSON object", group: "Transfer:" })
+    .option("copy-threshold", { type: "string", default: "5GiB", describe: "S3→S3 copies above this use concurrent UploadPartCopy ranges (max 5GiB)", group: "Transfer:" })
     .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" });
 }
 
@@ -43,6 +47,7 @@ export interface CpResult {
   source: string;
   destination: string;
   bytes: number;
+  addresses?: AddressStats[];
 }
 
 /** `s3x cp SRC DST` for one object, in every direction. */
@@ -54,12 +59,14 @@ export async function runCp(args: CpArgs): Promise<void> {
   if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
   const toStdout = dest.kind === "stream";
   validatePair(source, dest);
+  if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize); // S3's part limits, before any work
 
   const session = new Session(args, { progressAllowed: true });
   const started = Date.now();
   let result: CpResult;
   try {
     result = await transfer(session, source, dest, args, partSize, threshold);
+    result.addresses = args.json ? await session.connection.addressStats() : undefined;
   } finally {
     await session.close();
   }
@@ -73,13 +80,28 @@ export async function runCp(args: CpArgs): Promise<void> {
       requests: session.context.stats.requests,
       retries: session.context.stats.retries,
       peakBufferBytes: session.context.memory.peakUsed,
-      addresses: await session.connection.addressStats(),
+      peakRssBytes: peakRss(),
     };
     // Never mix a JSON line into a data stream on stdout.
     (toStdout ? process.stderr : process.stdout).write(JSON.stringify(stats) + "\n");
   } else if (!args.quiet) {
     process.stderr.write(`${summaryLine("copied", result.bytes, seconds)}: ${result.source} → ${result.destination}\n`);
   }
+}
+
+/**
+ * This process's peak resident memory. /proc's VmHWM belongs to this program
+ * image; getrusage's maxRSS also counts the parent's RSS from before exec,
+ * which would blame s3x for a big parent's memory.
+ */
+function peakRss(): number {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"));
+    if (match) return Number(match[1]) * 1024;
+  } catch {
+    // not Linux: fall through
+  }
+  return process.resourceUsage().maxRSS * 1024;
 }
 
 function validatePair(source: Location, dest: Location): void {
@@ -116,9 +138,20 @@ async function transfer(session: Session, source: Location, dest: Location, args
   }
   if (source.kind === "s3" && dest.kind === "local") {
     const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    const path = await localDestination(dest.path, keyBaseName(source.key));
-    const { size } = await downloadObject(ctx, ref, new FileSink(path), downloadPartSize(partSize));
-    return { source: formatLocation(source), destination: path, bytes: size };
+    const target = await localDestination(dest.path, keyBaseName(source.key));
+    if (target.special) {
+      // A device or FIFO (/dev/null, a named pipe): write in order, in place;
+      // a temp file renamed over it would replace the device itself.
+      const handle = await open(target.path, "w");
+      try {
+        const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd)), downloadPartSize(partSize));
+        return { source: formatLocation(source), destination: target.path, bytes: size };
+      } finally {
+        await handle.close();
+      }
+    }
+    const { size } = await downloadObject(ctx, ref, new FileSink(target.path), downloadPartSize(partSize));
+    return { source: formatLocation(source), destination: target.path, bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "stream") {
     const ref: ObjectRef = { bucket: source.bucket, key: source.key };
@@ -129,7 +162,9 @@ async function transfer(session: Session, source: Location, dest: Location, args
     const from: ObjectRef = { bucket: source.bucket, key: source.key };
     const to: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, keyBaseName(source.key)) };
     const replace = args["content-type"] !== undefined || args.metadata !== undefined || args["storage-class"] !== undefined;
-    const { size } = await copyS3Object(ctx, from, to, { partSize, attributes: replace ? attributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
+    const copyThreshold = parseSize(args["copy-threshold"]);
+    if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
+    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes: replace ? attributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
     return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
   }
   throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
@@ -147,13 +182,14 @@ function attributes(args: CpArgs, fileName?: string): ObjectAttributes {
 /**
  * The file a download writes: the path itself, or the key's base name inside
  * it when the path is an existing directory or ends with a separator (as
- * aws-cli). Missing parent directories are created.
+ * aws-cli). Missing parent directories are created. `special` marks an
+ * existing device or FIFO, which is written in place.
  */
-async function localDestination(path: string, baseName: string): Promise<string> {
+async function localDestination(path: string, baseName: string): Promise<{ path: string; special: boolean }> {
   const existing = await stat(path).catch(() => undefined);
   const target = existing?.isDirectory() || path.endsWith("/") ? join(path, baseName) : path;
   await mkdir(dirname(target), { recursive: true });
   const targetStat = await stat(target).catch(() => undefined);
   if (targetStat?.isDirectory()) throw new UsageError(`${target} is a directory`);
-  return target;
+  return { path: target, special: targetStat !== undefined && !targetStat.isFile() };
 }

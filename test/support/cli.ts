@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The real CLI binary, as users run it. */
+export const S3X_BIN = join(here, "..", "..", "..", "bin", "s3x.js");
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env: NodeJS.ProcessEnv;
+  stdin?: Buffer | "inherit-none";
+  /** Called once the process is running (to feed stdin slowly, send signals…). */
+  onSpawn?: (child: ChildProcess) => void;
+  timeoutMs?: number;
+}
+
+/** Runs `s3x ARGS…` to completion, capturing stdout as bytes. */
+export function runS3x(args: string[], options: RunOptions): Promise<RunResult> {
+  return new Promise<RunResult>((resolve, reject) => {
+    const child = spawn(process.execPath, [S3X_BIN, ...args], { env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => out.push(c));
+    child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(out), stderr: err });
+    });
+    child.stdin.on("error", () => undefined);
+    if (options.onSpawn) options.onSpawn(child);
+    else if (options.stdin instanceof Buffer) child.stdin.end(options.stdin);
+    else child.stdin.end();
+  });
+}
+
+export function sha256(data: Buffer): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+export async function fileHash(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/** Writes `size` random bytes to `path` and returns their hash. */
+export async function randomFile(path: string, size: number): Promise<string> {
+  const data = randomBytes(size);
+  await writeFile(path, data);
+  return sha256(data);
+}
