@@ -67,3 +67,19 @@ export function childController(parent: AbortSignal): { controller: AbortControl
   else parent.addEventListener("abort", forward, { once: true });
   return { controller, dispose: () => parent.removeEventListener("abort", forward) };
 }
+
+/**
+ * Waits until the request queue has a free slot ahead, then for a part
+ * buffer. Without the first wait a producer would fill the whole memory
+ * budget with buffers for parts that are only queued, not in flight:
+ * memory would then grow to --max-memory on every large transfer.
+ */
+export async function acquirePartBuffer(ctx: TransferContext, size: number, signal: AbortSignal): Promise<Buffer> {
+  await waitForQueueRoom(ctx);
+  return ctx.memory.acquire(size, signal);
+}
+
+/** Resolves when no task is waiting in the queue (all queued work is running). */
+export function waitForQueueRoom(ctx: TransferContext): Promise<void> {
+  return ctx.queue.onSizeLessThan(1);
+}

@@ -10,7 +10,7 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { childController, type TransferContext } from "./context.js";
+import { childController, waitForQueueRoom, type TransferContext } from "./context.js";
 import { withRetries, type RetryHooks } from "./retry.js";
 import { TaskGroup } from "./task-group.js";
 
@@ -70,9 +70,9 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
     for (let i = 0; i < plan.count && !group.failed; i++) {
       const part = partAt(plan, i);
       const range = { start: part.offset, end: part.offset + part.length - 1 };
-      // Copies hold no buffers, so only the queue bounds them; wait for a
-      // free slot before queueing more so a 5 TiB copy does not queue 10,000 closures at once.
-      await ctx.queue.onSizeLessThan(ctx.queue.concurrency);
+      // Copies hold no buffers, so only the queue bounds them: queue more
+      // only when the queued ones are running.
+      await waitForQueueRoom(ctx);
       group.add(
         ctx.queue.add(
           async () => {

@@ -1,6 +1,6 @@
 import { partAt, planParts } from "../plan/parts.js";
 import { getRange, headObject, type ObjectRef, type RangeResult } from "../s3/operations.js";
-import { childController, type TransferContext } from "./context.js";
+import { acquirePartBuffer, childController, type TransferContext } from "./context.js";
 import { RequestError, withRetries } from "./retry.js";
 import type { DownloadSink } from "./sinks/download-sink.js";
 import { TaskGroup } from "./task-group.js";
@@ -45,9 +45,10 @@ export async function downloadObject(ctx: TransferContext, ref: ObjectRef, sink:
     const plan = planParts(size, partSize);
     for (let i = 1; i < plan.count && !group.failed; i++) {
       const part = partAt(plan, i);
+      if (sink.waitForRoom) await sink.waitForRoom(i);
       // Buffers are taken in part order, so the part the sink needs next
       // always holds one: an ordered sink can never deadlock the budget.
-      const buffer = await ctx.memory.acquire(partSize, signal);
+      const buffer = await acquirePartBuffer(ctx, partSize, signal);
       const end = part.offset + part.length - 1;
       group.add(
         ctx.queue

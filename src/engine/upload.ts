@@ -10,7 +10,7 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { childController, type TransferContext } from "./context.js";
+import { acquirePartBuffer, childController, type TransferContext } from "./context.js";
 import { withRetries, type RetryHooks } from "./retry.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
 import { TaskGroup } from "./task-group.js";
@@ -61,7 +61,7 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
     await multipartUpload(ctx, dest, options, async (upload) => {
       for (let i = 0; i < plan.count && !upload.failed; i++) {
         const part = partAt(plan, i);
-        const buffer = await ctx.memory.acquire(part.length, upload.signal);
+        const buffer = await acquirePartBuffer(ctx, part.length, upload.signal);
         upload.send(part.number, buffer, async () => {
           await readFully(handle, buffer, part.offset, path);
         });
@@ -142,7 +142,7 @@ export async function uploadStream(ctx: TransferContext, source: ChunkSource, de
       if (number > MAX_PARTS) throw new Error(`stdin is larger than ${MAX_PARTS} parts allow (raise --part-size)`);
       if (!buffer) {
         const partSize = streamPartSize(number, base);
-        buffer = await ctx.memory.acquire(partSize, upload.signal);
+        buffer = await acquirePartBuffer(ctx, partSize, upload.signal);
         length = await source.fill(buffer).catch((err: unknown) => {
           ctx.memory.release(buffer!);
           throw err;

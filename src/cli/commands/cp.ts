@@ -144,7 +144,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
       // a temp file renamed over it would replace the device itself.
       const handle = await open(target.path, "w");
       try {
-        const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd)), downloadPartSize(partSize));
+        const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize));
         return { source: formatLocation(source), destination: target.path, bytes: size };
       } finally {
         await handle.close();
@@ -155,7 +155,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
   }
   if (source.kind === "s3" && dest.kind === "stream") {
     const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1)), downloadPartSize(partSize));
+    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize));
     return { source: formatLocation(source), destination: "-", bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "s3") {
@@ -168,6 +168,15 @@ async function transfer(session: Session, source: Location, dest: Location, args
     return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
   }
   throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
+}
+
+/**
+ * How many parts an in-order download may fetch ahead of the writer: the
+ * request concurrency plus a few keeps every connection busy while one slow
+ * part holds up the head of the line, without filling the memory budget.
+ */
+function reorderWindow(concurrency: number): number {
+  return concurrency + 4;
 }
 
 function attributes(args: CpArgs, fileName?: string): ObjectAttributes {

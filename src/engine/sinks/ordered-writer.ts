@@ -16,17 +16,34 @@ interface Waiting {
  * Turns out-of-order part completions into an in-order byte stream. A part
  * that arrives early waits here, holding its buffer, until every part before
  * it has been written; `write` resolves only when its bytes have been handed
- * to the destination. The window is bounded by the memory budget the parts'
- * buffers come from, not by this class: a slow reader stalls the downloads
- * instead of growing memory.
+ * to the destination. Fetching runs at most `window` parts ahead of the
+ * writer (waitForRoom), and the buffers come from the shared memory budget:
+ * a slow reader or one slow part stalls the downloads instead of growing memory.
  */
 export class OrderedWriter implements DownloadSink {
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
   private pumping = false;
   private failure: Error | undefined;
+  private roomWaiters: { index: number; resolve: () => void; reject: (err: Error) => void }[] = [];
 
-  constructor(private readonly out: ByteWriter) {}
+  constructor(
+    private readonly out: ByteWriter,
+    private readonly window: number = Number.POSITIVE_INFINITY,
+  ) {}
+
+  waitForRoom(index: number): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (index < this.next + this.window) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => this.roomWaiters.push({ index, resolve, reject }));
+  }
+
+  private wakeRoomWaiters(): void {
+    const ready = this.roomWaiters.filter((w) => w.index < this.next + this.window);
+    if (ready.length === 0) return;
+    this.roomWaiters = this.roomWaiters.filter((w) => w.index >= this.next + this.window);
+    for (const w of ready) w.resolve();
+  }
 
   async open(): Promise<void> {}
 
@@ -54,6 +71,7 @@ export class OrderedWriter implements DownloadSink {
           if (part.data.length > 0) await this.out.write(part.data);
           this.next++;
           part.resolve();
+          this.wakeRoomWaiters();
         } catch (err) {
           this.fail(err as Error);
           part.reject(err as Error);
@@ -66,6 +84,8 @@ export class OrderedWriter implements DownloadSink {
 
   private fail(err: Error): void {
     this.failure = err;
+    for (const w of this.roomWaiters) w.reject(err);
+    this.roomWaiters = [];
     for (const part of this.waiting.values()) part.reject(err);
     this.waiting.clear();
   }

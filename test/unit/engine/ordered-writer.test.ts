@@ -63,3 +63,19 @@ describe("engine/sinks/ordered-writer", () => {
     await assert.rejects(writer.commit(), /EPIPE/);
   });
 });
+
+describe("engine/sinks/ordered-writer window", () => {
+  it("lets fetching run at most `window` parts ahead of the writer", async () => {
+    const out = new Recorder();
+    const writer = new OrderedWriter(out, 3);
+    await writer.waitForRoom(0);
+    await writer.waitForRoom(2);
+    let roomFor3 = false;
+    const wait3 = writer.waitForRoom(3).then(() => (roomFor3 = true));
+    await sleep(5);
+    assert.equal(roomFor3, false, "part 3 must wait while part 0 is unwritten");
+    await writer.write(0, 0, Buffer.from("a"));
+    await wait3;
+    assert.equal(roomFor3, true);
+  });
+});
