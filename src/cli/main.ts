@@ -1,6 +1,10 @@
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { cpBuilder, runCp, type CpArgs } from "./commands/cp.js";
+import { syncBuilder, runSync } from "./commands/sync.js";
+import { lsBuilder, runLs, type LsArgs } from "./commands/ls.js";
+import { rmBuilder, runRm, type RmArgs } from "./commands/rm.js";
+import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
 
 /**
@@ -23,7 +27,35 @@ export async function main(argv: string[]): Promise<number> {
         cpArgs.source = fromStdioArg(cpArgs.source);
         cpArgs.destination = fromStdioArg(cpArgs.destination);
         commandLine = `cp ${cpArgs.source} ${cpArgs.destination}`;
-        await runCp(cpArgs);
+        exitCode = await runCp(cpArgs, argv);
+      },
+    )
+    .command(
+      "sync <source> <destination>",
+      "copy what is missing or changed: directory ↔ prefix, prefix → prefix",
+      (y) => syncBuilder(y),
+      async (args) => {
+        const syncArgs = args as unknown as SetArgs;
+        commandLine = `sync ${syncArgs.source} ${syncArgs.destination}`;
+        exitCode = await runSync(syncArgs, argv);
+      },
+    )
+    .command(
+      "ls [path]",
+      "list buckets, a prefix (one level), or everything under it (--recursive)",
+      (y) => lsBuilder(y),
+      async (args) => {
+        commandLine = `ls ${args.path ?? ""}`.trim();
+        exitCode = await runLs(args as unknown as LsArgs);
+      },
+    )
+    .command(
+      "rm <path>",
+      "delete an object, or every object under a prefix (--recursive)",
+      (y) => rmBuilder(y),
+      async (args) => {
+        commandLine = `rm ${args.path}`;
+        exitCode = await runRm(args as unknown as RmArgs, argv);
       },
     )
     .demandCommand(1, "name a command (s3x --help lists them)")

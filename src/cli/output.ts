@@ -10,6 +10,8 @@ import { formatSize } from "../plan/parts.js";
 export class ProgressDisplay implements ProgressListener {
   private total = 0;
   private done = 0;
+  private objectsTotal = 0;
+  private objectsDone = 0;
   private readonly started = Date.now();
   private bar: cliProgress.SingleBar | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -19,7 +21,7 @@ export class ProgressDisplay implements ProgressListener {
     this.bar = new cliProgress.SingleBar(
       {
         stream: process.stderr,
-        format: "{bar} {percentage}% | {doneText} / {totalText} | {rateText} | ETA {eta_formatted}",
+        format: "{bar} {percentage}% | {doneText} / {totalText}{objectsText} | {rateText} | ETA {eta_formatted}",
         hideCursor: true,
         clearOnComplete: true,
         barsize: 30,
@@ -41,6 +43,15 @@ export class ProgressDisplay implements ProgressListener {
     this.done += bytes;
   }
 
+  /** More objects found by a listing or walk (the total grows while listing). */
+  addObjects(count: number): void {
+    this.objectsTotal += count;
+  }
+
+  objectDone(): void {
+    this.objectsDone++;
+  }
+
   get bytesDone(): number {
     return this.done;
   }
@@ -51,7 +62,8 @@ export class ProgressDisplay implements ProgressListener {
 
   private payload(): Record<string, string> {
     const seconds = Math.max(this.seconds, 0.001);
-    return { doneText: formatSize(this.done), totalText: formatSize(this.total), rateText: `${formatRate(this.done / seconds)}` };
+    const objectsText = this.objectsTotal > 0 ? ` | ${this.objectsDone}/${this.objectsTotal} objects` : "";
+    return { doneText: formatSize(this.done), totalText: formatSize(this.total), objectsText, rateText: `${formatRate(this.done / seconds)}` };
   }
 
   private redraw(): void {

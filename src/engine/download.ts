@@ -17,22 +17,25 @@ export interface DownloadResult {
  * concurrently with If-Match on that ETag, so an object replaced mid-way
  * fails instead of mixing two versions. Parts go to the sink as they land.
  */
-export async function downloadObject(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, partSize: number): Promise<DownloadResult> {
+export async function downloadObject(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, partSize: number, sizeHint?: number): Promise<DownloadResult> {
   const { controller, dispose } = childController(ctx.signal);
   const signal = controller.signal;
   const group = new TaskGroup(controller);
   try {
-    const firstBuffer = await ctx.memory.acquire(partSize, signal);
+    // A listing already told the size: a small object needs a small buffer.
+    const firstSize = sizeHint !== undefined && sizeHint > 0 ? Math.min(partSize, sizeHint) : partSize;
+    if (sizeHint === 0) return await downloadEmpty(ctx, ref, sink, signal);
+    const firstBuffer = await ctx.memory.acquire(firstSize, signal);
     let first: RangeResult;
     try {
-      first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, partSize - 1, undefined, firstBuffer, signal), { signal });
+      first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal), { signal });
     } catch (err) {
       ctx.memory.release(firstBuffer);
       // A range on an empty object is unsatisfiable (416): confirm with HEAD.
       if (err instanceof RequestError && err.failure.status === 416) return await downloadEmpty(ctx, ref, sink, signal);
       throw err;
     }
-    if (!first.ranged && first.objectSize > partSize) {
+    if (!first.ranged && first.objectSize > firstSize) {
       ctx.memory.release(firstBuffer);
       throw new Error(`GET s3://${ref.bucket}/${ref.key}: the server ignored the Range header`);
     }
@@ -42,9 +45,11 @@ export async function downloadObject(ctx: TransferContext, ref: ObjectRef, sink:
     await sink.open(size);
     group.add(sink.write(0, 0, firstBuffer.subarray(0, first.bytes)).finally(() => ctx.memory.release(firstBuffer)));
 
-    const plan = planParts(size, partSize);
-    for (let i = 1; i < plan.count && !group.failed; i++) {
-      const part = partAt(plan, i);
+    // The rest of the object, after the first response, in part-size ranges.
+    const rest = planParts(size - first.bytes, partSize);
+    for (let i = 1; i <= rest.count && !group.failed; i++) {
+      const tail = partAt(rest, i - 1);
+      const part = { offset: first.bytes + tail.offset, length: tail.length };
       if (sink.waitForRoom) await sink.waitForRoom(i);
       // Buffers are taken in part order, so the part the sink needs next
       // always holds one: an ordered sink can never deadlock the budget.

@@ -4,6 +4,8 @@
  * limit are out at once. Released buffers are kept and reused, because a
  * fresh 8–16 MiB buffer per part costs page faults (≈0.5 CPU-s per GiB).
  */
+const MIN_CACHED_BUFFER = 1024 * 1024;
+
 export class MemoryBudget {
   private inUse = 0;
   private readonly free = new Map<number, Buffer[]>();
@@ -53,6 +55,12 @@ export class MemoryBudget {
 
   release(buf: Buffer): void {
     this.inUse -= buf.length;
+    // Only part-sized buffers are worth keeping: small ones (small files of
+    // every size) would fill the cache with sizes never asked for again.
+    if (buf.length < MIN_CACHED_BUFFER) {
+      this.serveWaiters();
+      return;
+    }
     const list = this.free.get(buf.length) ?? [];
     list.push(buf);
     this.free.set(buf.length, list);

@@ -10,7 +10,7 @@ import { runInNewContext } from "node:vm";
  * size instead of staying within --max-memory. A minor GC every few dozen
  * MiB received (well under a millisecond each) keeps that garbage bounded.
  */
-const COLLECT_EVERY_BYTES = 64 * 1024 * 1024;
+const COLLECT_EVERY_BYTES = 32 * 1024 * 1024;
 
 type MinorGc = (options: { type: "minor" }) => void;
 let collect: MinorGc | undefined | null;

@@ -16,6 +16,7 @@ import { FdWriter } from "../../engine/sinks/fd-writer.js";
 import { FdSource } from "../../engine/sources/stdin-source.js";
 import { parseMetadata, withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
+import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
 import { summaryLine } from "../output.js";
 
 export interface CpArgs extends CommonArgs {
@@ -28,10 +29,17 @@ export interface CpArgs extends CommonArgs {
   metadata?: string;
   "keep-failed-uploads": boolean;
   "copy-threshold": string;
+  recursive?: boolean;
 }
 
 export function cpBuilder(y: Argv) {
-  return withCommonOptions(y)
+  return withSetOptions(transferOptions(withCommonOptions(y)))
+    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" });
+}
+
+/** Options of every command that writes objects (cp, sync). */
+export function transferOptions<T>(y: Argv<T>) {
+  return y
     .positional("source", { type: "string", demandOption: true, describe: "s3://bucket/key, a local file, or - for stdin" })
     .positional("destination", { type: "string", demandOption: true, describe: "s3://bucket/key, a local path, or - for stdout" })
     .option("part-size", { type: "string", describe: "part size (e.g. 16MiB); uploads raise it to stay within 10,000 parts", group: "Transfer:" })
@@ -50,13 +58,13 @@ export interface CpResult {
   addresses?: AddressStats[];
 }
 
-/** `s3x cp SRC DST` for one object, in every direction. */
-export async function runCp(args: CpArgs): Promise<void> {
+/** `s3x cp SRC DST`: one object in every direction, or many with --recursive. */
+export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly string[]): Promise<number> {
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
+  if (args.recursive) return runMany("cp", source, dest, args as SetArgs, argv);
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
-  const threshold = parseSize(args["multipart-threshold"]);
-  if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
+  const threshold = checkThreshold(args);
   const toStdout = dest.kind === "stream";
   validatePair(source, dest);
   if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize); // S3's part limits, before any work
@@ -87,6 +95,27 @@ export async function runCp(args: CpArgs): Promise<void> {
   } else if (!args.quiet) {
     process.stderr.write(`${summaryLine("copied", result.bytes, seconds)}: ${result.source} → ${result.destination}\n`);
   }
+  return 0;
+}
+
+function checkThreshold(args: CpArgs): number {
+  const threshold = parseSize(args["multipart-threshold"]);
+  if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
+  return threshold;
+}
+
+/** cp --recursive and sync share one engine: a batch of object transfers. */
+export async function runMany(mode: "cp" | "sync", source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
+  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
+  checkThreshold(args);
+  if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize);
+  if (source.kind === "stream" || dest.kind === "stream") throw new UsageError(`${mode} cannot use - (stdin/stdout) with many objects`);
+  const session = new Session(args, { progressAllowed: true });
+  try {
+    return await runTransferSet(mode, session, source, dest, args, argv);
+  } finally {
+    await session.close();
+  }
 }
 
 /**
@@ -107,7 +136,7 @@ function peakRss(): number {
 function validatePair(source: Location, dest: Location): void {
   if (source.kind !== "s3" && dest.kind !== "s3") throw new UsageError("cp needs an s3:// URL as source or destination");
   if (source.kind === "s3" && (source.key === "" || source.key.endsWith("/"))) {
-    throw new UsageError(`${formatLocation(source)} names a prefix, not an object (recursive copies are not supported yet)`);
+    throw new UsageError(`${formatLocation(source)} names a prefix, not an object (use --recursive)`);
   }
   if (source.kind === "stream" && dest.kind === "s3" && (dest.key === "" || dest.key.endsWith("/"))) {
     throw new UsageError(`${formatLocation(dest)}: an upload from stdin needs a full object key`);
@@ -125,7 +154,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
 
   if (source.kind === "local" && dest.kind === "s3") {
     const info = await stat(source.path);
-    if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (recursive copies are not supported yet)`);
+    if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (use --recursive)`);
     const ref: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) };
     const { size } = await uploadFile(ctx, source.path, ref, uploadOptions(source.path));
     return { source: source.path, destination: formatLocation({ kind: "s3", ...ref }), bytes: size };

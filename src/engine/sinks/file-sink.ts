@@ -38,7 +38,15 @@ export class FileSink implements DownloadSink {
   async commit(info: { lastModified?: Date }): Promise<void> {
     await this.close();
     if (info.lastModified) await utimes(this.tempPath, info.lastModified, info.lastModified);
-    await rename(this.tempPath, this.finalPath);
+    try {
+      await rename(this.tempPath, this.finalPath);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
+        throw Object.assign(new Error(`${this.finalPath}: a directory of the same name is in the way (the key clashes with a prefix)`), { code: "S3X_PATH_CLASH" });
+      }
+      throw err;
+    }
   }
 
   async discard(): Promise<void> {

@@ -1,26 +1,28 @@
 import assert from "node:assert/strict";
 import { MemoryBudget } from "../../../src/engine/memory.js";
 
+const M = 1024 * 1024;
+
 describe("engine/memory", () => {
   it("never hands out more than the limit and serves waiters in order", async () => {
-    const budget = new MemoryBudget(300);
-    const a = await budget.acquire(100);
-    const b = await budget.acquire(100);
-    const c = await budget.acquire(100);
+    const budget = new MemoryBudget(3 * M);
+    const a = await budget.acquire(M);
+    const b = await budget.acquire(M);
+    const c = await budget.acquire(M);
     const served: string[] = [];
-    const d = budget.acquire(100).then((buf) => (served.push("d"), buf));
-    const e = budget.acquire(100).then((buf) => (served.push("e"), buf));
+    const d = budget.acquire(M).then((buf) => (served.push("d"), buf));
+    const e = budget.acquire(M).then((buf) => (served.push("e"), buf));
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(served, []);
-    assert.equal(budget.used, 300);
+    assert.equal(budget.used, 3 * M);
     budget.release(b);
     const dBuf = await d;
     assert.deepEqual(served, ["d"]);
-    assert.equal(dBuf, b, "the released buffer is reused");
+    assert.equal(dBuf, b, "the released part-sized buffer is reused");
     budget.release(a);
     await e;
     assert.deepEqual(served, ["d", "e"]);
-    assert.equal(budget.peakUsed, 300);
+    assert.equal(budget.peakUsed, 3 * M);
     budget.release(c);
   });
 

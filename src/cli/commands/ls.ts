@@ -1,0 +1,81 @@
+import type { Argv } from "yargs";
+import { parseLocation, UsageError } from "../../plan/location.js";
+import { formatSize } from "../../plan/parts.js";
+import { withRetries } from "../../engine/retry.js";
+import { listBuckets, listObjectsPage, listPages } from "../../s3/list.js";
+import { withCommonOptions, type CommonArgs } from "../options.js";
+import { Session } from "../session.js";
+
+export interface LsArgs extends CommonArgs {
+  path?: string;
+  recursive: boolean;
+  "human-readable": boolean;
+  summarize: boolean;
+}
+
+export function lsBuilder(y: Argv) {
+  return withCommonOptions(y)
+    .positional("path", { type: "string", describe: "s3://bucket[/prefix]; no argument lists buckets" })
+    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "every object under the prefix, not one level" })
+    .option("human-readable", { type: "boolean", default: false, describe: "sizes in KiB, MiB, GiB" })
+    .option("summarize", { type: "boolean", default: false, describe: "print the number of objects and total size" });
+}
+
+/** aws-cli's date column: local time, "2026-11-22 05:00:00". */
+function stamp(date: Date | undefined): string {
+  if (!date) return "                   ";
+  const p = (n: number): string => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())} ${p(date.getHours())}:${p(date.getMinutes())}:${p(date.getSeconds())}`;
+}
+
+/**
+ * `s3x ls`: buckets; one level of a prefix (PRE lines for sub-prefixes);
+ * every object with --recursive. Pages are printed as they arrive, so a
+ * listing of millions of keys starts at once and holds one page in memory.
+ */
+export async function runLs(args: LsArgs): Promise<number> {
+  const session = new Session(args, { progressAllowed: false });
+  const ctx = session.context;
+  const out = (line: string): void => void process.stdout.write(line + "\n");
+  try {
+    if (!args.path) {
+      for (const bucket of await withRetries("ListBuckets", ctx.retry, () => listBuckets(ctx.client), { signal: ctx.signal })) {
+        out(args.json ? JSON.stringify({ bucket: bucket.name, created: bucket.created?.toISOString() }) : `${stamp(bucket.created)} ${bucket.name}`);
+      }
+      return 0;
+    }
+    const loc = parseLocation(args.path);
+    if (loc.kind !== "s3") throw new UsageError(`ls needs an s3:// URL, got "${args.path}"`);
+    let count = 0;
+    let total = 0;
+    const size = (n: number): string => (args["human-readable"] ? formatSize(n) : String(n)).padStart(10);
+    const pages = listPages((token) =>
+      withRetries(`ListObjectsV2 s3://${loc.bucket}/${loc.key}`, ctx.retry, () =>
+        listObjectsPage(ctx.client, loc.bucket, loc.key, { token, delimiter: args.recursive ? undefined : "/", signal: ctx.signal }), { signal: ctx.signal }),
+    );
+    const base = args.recursive ? "" : loc.key.slice(0, loc.key.lastIndexOf("/") + 1);
+    for await (const page of pages) {
+      const lines: string[] = [];
+      for (const prefix of page.prefixes) {
+        lines.push(args.json ? JSON.stringify({ prefix: `s3://${loc.bucket}/${prefix}` }) : `${"PRE".padStart(30)} ${prefix.slice(base.length)}`);
+      }
+      for (const obj of page.objects) {
+        count++;
+        total += obj.size;
+        lines.push(
+          args.json
+            ? JSON.stringify({ key: obj.key, size: obj.size, lastModified: obj.lastModified.toISOString(), etag: obj.etag })
+            : `${stamp(obj.lastModified)} ${size(obj.size)} ${obj.key.slice(base.length)}`,
+        );
+      }
+      if (lines.length > 0) process.stdout.write(lines.join("\n") + "\n");
+    }
+    if (args.summarize) {
+      if (args.json) out(JSON.stringify({ totalObjects: count, totalSize: total }));
+      else out(`\nTotal Objects: ${count}\n   Total Size: ${args["human-readable"] ? formatSize(total) : total}`);
+    }
+    return 0;
+  } finally {
+    await session.close();
+  }
+}

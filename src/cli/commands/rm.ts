@@ -1,0 +1,83 @@
+import type { Argv } from "yargs";
+import { compileFilters, filtersFromArgv, isIncluded } from "../../plan/filters.js";
+import { asDirectoryPrefix } from "../../plan/keys.js";
+import { parseLocation, UsageError } from "../../plan/location.js";
+import { deleteKeys } from "../../engine/delete.js";
+import { withRetries } from "../../engine/retry.js";
+import type { ObjectResult } from "../../engine/batch.js";
+import { deleteObject, listObjectsPage, listPages } from "../../s3/list.js";
+import { withCommonOptions, type CommonArgs } from "../options.js";
+import { reportError } from "../errors.js";
+import { Session } from "../session.js";
+
+export interface RmArgs extends CommonArgs {
+  path: string;
+  recursive: boolean;
+  dryrun: boolean;
+}
+
+export function rmBuilder(y: Argv) {
+  return withCommonOptions(y)
+    .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key, or s3://bucket/prefix with --recursive" })
+    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "delete every object under the prefix" })
+    .option("include", { type: "string", array: true, describe: "include keys matching this glob (later filters win)" })
+    .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)" })
+    .option("dryrun", { type: "boolean", default: false, describe: "print what would be deleted, delete nothing" });
+}
+
+/**
+ * `s3x rm`: one key, or with --recursive every key under a prefix, deleted
+ * by DeleteObjects in batches of 1,000 sent concurrently while the listing
+ * is still paging. Per-key failures are reported; the exit status is 1 if any.
+ */
+export async function runRm(args: RmArgs, argv: readonly string[]): Promise<number> {
+  const loc = parseLocation(args.path);
+  if (loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
+  const session = new Session(args, { progressAllowed: false });
+  const ctx = session.context;
+  let deleted = 0;
+  let failed = 0;
+  const report = (r: ObjectResult): void => {
+    if (r.status === "failed") {
+      failed++;
+      if (args.json) process.stdout.write(JSON.stringify({ action: "delete", source: r.source, status: "failed", error: reportError(r.error).message }) + "\n");
+      else process.stderr.write(`s3x: delete failed: ${r.source}: ${reportError(r.error).message}\n`);
+      return;
+    }
+    deleted++;
+    if (args.json) process.stdout.write(JSON.stringify({ action: "delete", source: r.source, status: r.status }) + "\n");
+    else if (!args.quiet) process.stdout.write(`${r.status === "dryrun" ? "(dryrun) " : ""}delete: ${r.source}\n`);
+  };
+  try {
+    if (!args.recursive) {
+      if (loc.key === "" || loc.key.endsWith("/")) throw new UsageError(`${args.path} names a prefix; use --recursive to delete everything under it`);
+      if (args.dryrun) report({ action: "delete", source: args.path, destination: "", size: 0, status: "dryrun" });
+      else {
+        await withRetries(`DeleteObject ${args.path}`, ctx.retry, () => deleteObject(ctx.client, loc.bucket, loc.key, ctx.signal), { signal: ctx.signal });
+        report({ action: "delete", source: args.path, destination: "", size: 0, status: "ok" });
+      }
+      return 0;
+    }
+    const prefix = asDirectoryPrefix(loc.key);
+    const filters = compileFilters(filtersFromArgv(argv));
+    const pending: Promise<void>[] = [];
+    const pages = listPages((token) =>
+      withRetries(`ListObjectsV2 s3://${loc.bucket}/${prefix}`, ctx.retry, () => listObjectsPage(ctx.client, loc.bucket, prefix, { token, signal: ctx.signal }), { signal: ctx.signal }),
+    );
+    for await (const page of pages) {
+      const keys = page.objects.map((o) => o.key).filter((key) => isIncluded(filters, key.slice(prefix.length)));
+      if (args.dryrun) {
+        for (const key of keys) report({ action: "delete", source: `s3://${loc.bucket}/${key}`, destination: "", size: 0, status: "dryrun" });
+        continue;
+      }
+      // A page holds at most 1,000 keys: one DeleteObjects each, while the next page is listed.
+      pending.push(deleteKeys(ctx, loc.bucket, keys, report));
+    }
+    await Promise.all(pending);
+    if (session.signal.aborted) throw session.signal.reason;
+    if (!args.quiet && !args.json) process.stderr.write(`rm: ${deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${failed} failed\n`);
+    return failed > 0 ? 1 : 0;
+  } finally {
+    await session.close();
+  }
+}

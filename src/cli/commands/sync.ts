@@ -1,0 +1,21 @@
+import type { Argv } from "yargs";
+import { parseLocation } from "../../plan/location.js";
+import { withCommonOptions } from "../options.js";
+import { runMany, transferOptions } from "./cp.js";
+import { withSetOptions, type SetArgs } from "./transfer-set.js";
+
+export function syncBuilder(y: Argv) {
+  return withSetOptions(transferOptions(withCommonOptions(y)))
+    .option("delete", { type: "boolean", default: false, describe: "delete destination files that are not in the source (never ones the filters exclude)", group: "Selection:" })
+    .option("size-only", { type: "boolean", default: false, describe: "copy only when sizes differ", group: "Selection:" })
+    .option("exact-timestamps", { type: "boolean", default: false, describe: "downloads: copy when times differ at all, not only when the source is newer", group: "Selection:" });
+}
+
+/**
+ * `s3x sync SRC DST`: copies what is missing or differs (size differs, or
+ * the source is newer), as aws-cli. Downloads set each file's mtime from the
+ * object's LastModified, so a sync right after a sync transfers nothing.
+ */
+export function runSync(args: SetArgs, argv: readonly string[]): Promise<number> {
+  return runMany("sync", parseLocation(args.source), parseLocation(args.destination), args, argv);
+}

@@ -1,0 +1,270 @@
+import { mkdir, stat, unlink } from "node:fs/promises";
+import { dirname, join, resolve, sep } from "node:path";
+import { lookup as guessContentType } from "mime-types";
+import type { Argv } from "yargs";
+import { compileFilters, filtersFromArgv, isIncluded, type FilterSet } from "../../plan/filters.js";
+import { asDirectoryPrefix, placeKey } from "../../plan/keys.js";
+import { formatLocation, UsageError, type Location } from "../../plan/location.js";
+import { downloadPartSize, formatSize, parseSize } from "../../plan/parts.js";
+import { needsCopy, type EntryState, type SyncDirection } from "../../plan/sync.js";
+import { ObjectBatch, type ObjectResult } from "../../engine/batch.js";
+import { copyS3Object } from "../../engine/copy.js";
+import { downloadObject } from "../../engine/download.js";
+import { withRetries } from "../../engine/retry.js";
+import { FileSink } from "../../engine/sinks/file-sink.js";
+import { uploadFile } from "../../engine/upload.js";
+import { walkFiles } from "../../engine/walk.js";
+import { listObjectsPage, listPages, type ListedObject } from "../../s3/list.js";
+import { deleteKeys } from "../../engine/delete.js";
+import type { ObjectAttributes } from "../../s3/operations.js";
+import { parseMetadata } from "../options.js";
+import { reportError } from "../errors.js";
+import type { CpArgs } from "./cp.js";
+import type { Session } from "../session.js";
+
+/** Options of commands that move many objects (cp --recursive, sync). */
+export interface SetArgs extends CpArgs {
+  dryrun: boolean;
+  "follow-symlinks": boolean;
+  delete?: boolean;
+  "size-only"?: boolean;
+  "exact-timestamps"?: boolean;
+}
+
+export function withSetOptions<T>(y: Argv<T>) {
+  return y
+    .option("include", { type: "string", array: true, describe: "include paths matching this glob (later filters win)", group: "Selection:" })
+    .option("exclude", { type: "string", array: true, describe: "exclude paths matching this glob (later filters win)", group: "Selection:" })
+    .option("dryrun", { type: "boolean", default: false, describe: "print what would be done, change nothing", group: "Selection:" })
+    .option("follow-symlinks", { type: "boolean", default: true, describe: "follow symlinks when uploading a directory (--no-follow-symlinks skips them)", group: "Selection:" });
+}
+
+/** Where a per-object line goes, and the command's final tally. */
+interface Reporter {
+  result(result: ObjectResult): void;
+}
+
+const DELETE_BATCH = 1000;
+
+/**
+ * cp --recursive and sync: every object under a directory or prefix. The
+ * walk or listing streams into the batch, so transfers start while the
+ * listing is still paging. Returns the exit status: 1 when any object failed.
+ */
+export async function runTransferSet(mode: "cp" | "sync", session: Session, source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
+  const ctx = session.context;
+  const filters = compileFilters(filtersFromArgv(argv));
+  const reporter = makeReporter(args);
+  const objectSlots = Math.max(8, ctx.queue.concurrency * 2);
+  const batch = new ObjectBatch(ctx, objectSlots, (r) => {
+    if (r.status === "ok" || r.status === "failed") session.progress.objectDone();
+    reporter.result(r);
+  });
+  const sync = mode === "sync";
+  const rules = { sizeOnly: args["size-only"] === true, exactTimestamps: args["exact-timestamps"] === true };
+  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
+  const started = Date.now();
+
+  if (source.kind === "local" && dest.kind === "s3") {
+    const info = await stat(source.path);
+    if (!info.isDirectory()) throw new UsageError(`${source.path} is not a directory`);
+    const prefix = asDirectoryPrefix(dest.key);
+    const remote = sync ? await listAll(session, dest.bucket, prefix) : undefined;
+    const seen = new Set<string>();
+    const walk = walkFiles(source.path, {
+      followSymlinks: args["follow-symlinks"],
+      onProblem: (p) => batch.record({ action: "upload", source: join(source.path, p.relativePath), destination: "", size: 0, status: "failed", error: new Error(p.message) }),
+    });
+    for await (const entry of walk) {
+      if (!isIncluded(filters, entry.relativePath)) continue;
+      seen.add(entry.relativePath);
+      const key = prefix + entry.relativePath;
+      const destination = `s3://${dest.bucket}/${key}`;
+      if (sync && !needsCopy(entry, remote?.get(entry.relativePath), "upload", rules)) {
+        batch.record({ action: "upload", source: entry.absolutePath, destination, size: entry.size, status: "skipped" });
+        continue;
+      }
+      const item = { action: "upload" as const, source: join(source.path, entry.relativePath), destination, size: entry.size };
+      if (args.dryrun) {
+        batch.record({ ...item, status: "dryrun" });
+        continue;
+      }
+      session.progress.addObjects(1);
+      await batch.submit(item, async () => {
+        const attributes = uploadAttributes(args, entry.relativePath, entry.mtimeMs);
+        const result = await uploadFile(ctx, entry.absolutePath, { bucket: dest.bucket, key }, { multipartThreshold: parseSize(args["multipart-threshold"]), partSize, attributes, keepFailedUpload: args["keep-failed-uploads"] });
+        return result.size;
+      });
+    }
+    if (sync && args.delete && remote) await deleteRemote(session, batch, dest.bucket, prefix, [...remote.keys()].filter((rel) => !seen.has(rel) && isIncluded(filters, rel)), args.dryrun);
+  } else if (source.kind === "s3" && dest.kind === "local") {
+    const prefix = asDirectoryPrefix(source.key);
+    const root = resolve(dest.path);
+    await mkdir(root, { recursive: true });
+    const seen = new Set<string>();
+    for await (const obj of listing(session, source.bucket, prefix)) {
+      const relativeKey = obj.key.slice(prefix.length);
+      const placement = placeKey(relativeKey);
+      const src = `s3://${source.bucket}/${obj.key}`;
+      if (!placement.ok) {
+        batch.record({ action: "download", source: src, destination: "", size: obj.size, status: "failed", error: new Error(`refused key "${obj.key}": ${placement.reason}`) });
+        continue;
+      }
+      if (!isIncluded(filters, relativeKey)) continue;
+      const target = placement.relativePath === "" ? root : join(root, placement.relativePath);
+      if (target !== root && !target.startsWith(root + sep)) {
+        batch.record({ action: "download", source: src, destination: target, size: obj.size, status: "failed", error: new Error(`refused key "${obj.key}": it would land outside the destination directory`) });
+        continue;
+      }
+      if (placement.directoryMarker) {
+        if (!args.dryrun) await mkdir(target, { recursive: true }).catch((error: unknown) => batch.record({ action: "mkdir", source: src, destination: target, size: 0, status: "failed", error }));
+        continue;
+      }
+      seen.add(placement.relativePath);
+      if (sync) {
+        const local = await stat(target).catch(() => undefined);
+        if (local?.isFile() && !needsCopy({ size: obj.size, mtimeMs: obj.lastModified.getTime() }, { size: local.size, mtimeMs: local.mtimeMs }, "download", rules)) {
+          batch.record({ action: "download", source: src, destination: target, size: obj.size, status: "skipped" });
+          continue;
+        }
+      }
+      const item = { action: "download" as const, source: src, destination: join(dest.path, placement.relativePath), size: obj.size };
+      if (args.dryrun) {
+        batch.record({ ...item, status: "dryrun" });
+        continue;
+      }
+      session.progress.addObjects(1);
+      await batch.submit(item, async () => {
+        await mkdir(dirname(target), { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== "EEXIST" && err.code !== "ENOTDIR") throw err;
+          throw new Error(`${dirname(target)}: a file of the same name is in the way (the key clashes with another key)`);
+        });
+        const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target), downloadPartSize(partSize), obj.size);
+        return result.size;
+      });
+    }
+    if (sync && args.delete) await deleteLocal(batch, root, dest.path, seen, filters, args.dryrun);
+  } else if (source.kind === "s3" && dest.kind === "s3") {
+    const srcPrefix = asDirectoryPrefix(source.key);
+    const destPrefix = asDirectoryPrefix(dest.key);
+    const remote = sync ? await listAll(session, dest.bucket, destPrefix) : undefined;
+    const seen = new Set<string>();
+    const copyThreshold = parseSize(args["copy-threshold"]);
+    for await (const obj of listing(session, source.bucket, srcPrefix)) {
+      const relativeKey = obj.key.slice(srcPrefix.length);
+      if (!isIncluded(filters, relativeKey)) continue;
+      seen.add(relativeKey);
+      const key = destPrefix + relativeKey;
+      const item = { action: "copy" as const, source: `s3://${source.bucket}/${obj.key}`, destination: `s3://${dest.bucket}/${key}`, size: obj.size };
+      if (sync && !needsCopy({ size: obj.size, mtimeMs: obj.lastModified.getTime() }, remote?.get(relativeKey), "copy", rules)) {
+        batch.record({ ...item, status: "skipped" });
+        continue;
+      }
+      if (args.dryrun) {
+        batch.record({ ...item, status: "dryrun" });
+        continue;
+      }
+      session.progress.addObjects(1);
+      await batch.submit(item, async () => {
+        const result = await copyS3Object(ctx, { bucket: source.bucket, key: obj.key }, { bucket: dest.bucket, key }, { partSize, copyThreshold, keepFailedUpload: args["keep-failed-uploads"] });
+        return result.size;
+      });
+    }
+    if (sync && args.delete && remote) await deleteRemote(session, batch, dest.bucket, destPrefix, [...remote.keys()].filter((rel) => !seen.has(rel) && isIncluded(filters, rel)), args.dryrun);
+  } else {
+    throw new UsageError(`${mode} needs a local directory and an s3:// prefix, or two s3:// prefixes (got ${formatLocation(source)} and ${formatLocation(dest)})`);
+  }
+
+  const summary = await batch.finish();
+  if (session.signal.aborted) throw session.signal.reason;
+  const seconds = (Date.now() - started) / 1000;
+  if (args.json) {
+    process.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests: ctx.stats.requests, retries: ctx.stats.retries }) + "\n");
+  } else if (!args.quiet) {
+    const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
+    process.stderr.write(
+      `${mode}: ${summary.transferred} transferred (${formatSize(summary.bytes)}), ${summary.skipped} ${args.dryrun ? "not done (dry run)" : "skipped"}, ${summary.failed} failed in ${seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s, ${(summary.transferred / Math.max(seconds, 0.001)).toFixed(0)} objects/s)\n`,
+    );
+  }
+  return summary.failed > 0 ? 1 : 0;
+}
+
+function uploadAttributes(args: SetArgs, name: string, mtimeMs: number): ObjectAttributes {
+  const guessed = guessContentType(name);
+  return {
+    contentType: args["content-type"] ?? (guessed || undefined),
+    storageClass: args["storage-class"],
+    // The file's mtime travels with the object (as rclone does), so it is not lost to S3's upload time.
+    metadata: { ...parseMetadata(args.metadata), mtime: (mtimeMs / 1000).toFixed(3) },
+  };
+}
+
+function makeReporter(args: SetArgs): Reporter {
+  return {
+    result(r) {
+      if (r.status === "skipped") return;
+      if (args.json) {
+        const error = r.error === undefined ? undefined : reportError(r.error).message;
+        process.stdout.write(JSON.stringify({ action: r.action, source: r.source, destination: r.destination, size: r.size, status: r.status, error }) + "\n");
+        return;
+      }
+      if (r.status === "failed") {
+        process.stderr.write(`s3x: ${r.action} failed: ${r.source}${r.destination ? ` to ${r.destination}` : ""}: ${reportError(r.error).message}\n`);
+        return;
+      }
+      if (args.quiet) return;
+      const to = r.action === "delete" ? "" : ` to ${r.destination}`;
+      process.stdout.write(`${r.status === "dryrun" ? "(dryrun) " : ""}${r.action}: ${r.source}${to}\n`);
+    },
+  };
+}
+
+function listing(session: Session, bucket: string, prefix: string): AsyncGenerator<ListedObject> {
+  const ctx = session.context;
+  return (async function* () {
+    for await (const page of listPages((token) =>
+      withRetries(`ListObjectsV2 s3://${bucket}/${prefix}`, ctx.retry, () => {
+        ctx.stats.requests++;
+        return listObjectsPage(ctx.client, bucket, prefix, { token, signal: ctx.signal });
+      }, { signal: ctx.signal }),
+    )) {
+      yield* page.objects;
+    }
+  })();
+}
+
+/** The destination side of a sync: relative path → size and time. */
+async function listAll(session: Session, bucket: string, prefix: string): Promise<Map<string, EntryState>> {
+  const map = new Map<string, EntryState>();
+  for await (const obj of listing(session, bucket, prefix)) {
+    if (obj.key.endsWith("/")) continue;
+    map.set(obj.key.slice(prefix.length), { size: obj.size, mtimeMs: obj.lastModified.getTime() });
+  }
+  return map;
+}
+
+/** sync --delete on S3: DeleteObjects in batches of 1,000, sent concurrently. */
+async function deleteRemote(session: Session, batch: ObjectBatch, bucket: string, prefix: string, relativeKeys: string[], dryrun: boolean): Promise<void> {
+  const keys = relativeKeys.map((rel) => prefix + rel);
+  if (dryrun) {
+    for (const key of keys) batch.record({ action: "delete", source: `s3://${bucket}/${key}`, destination: "", size: 0, status: "dryrun" });
+    return;
+  }
+  await deleteKeys(session.context, bucket, keys, (result) => batch.record(result));
+}
+
+async function deleteLocal(batch: ObjectBatch, root: string, shownRoot: string, seen: Set<string>, filters: FilterSet, dryrun: boolean): Promise<void> {
+  for await (const entry of walkFiles(root, { followSymlinks: false, onProblem: () => undefined })) {
+    if (seen.has(entry.relativePath) || !isIncluded(filters, entry.relativePath)) continue;
+    const shown = join(shownRoot, entry.relativePath);
+    if (dryrun) {
+      batch.record({ action: "delete", source: shown, destination: "", size: 0, status: "dryrun" });
+      continue;
+    }
+    await unlink(entry.absolutePath).then(
+      () => batch.record({ action: "delete", source: shown, destination: "", size: 0, status: "ok" }),
+      (error: unknown) => batch.record({ action: "delete", source: shown, destination: "", size: 0, status: "failed", error }),
+    );
+  }
+}
+

@@ -1,0 +1,72 @@
+import { DeleteObjectCommand, DeleteObjectsCommand, ListBucketsCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+
+export interface ListedObject {
+  key: string;
+  size: number;
+  lastModified: Date;
+  etag: string;
+}
+
+export interface ListPage {
+  objects: ListedObject[];
+  /** Common prefixes ("directories") when listing with a delimiter. */
+  prefixes: string[];
+}
+
+/**
+ * Pages through ListObjectsV2. Each page is yielded as soon as it arrives,
+ * so transfers start while the listing is still paging and memory holds
+ * one page, not the whole bucket. `list` performs one call (with retries
+ * chosen by the caller).
+ */
+export async function* listPages(
+  list: (token: string | undefined) => Promise<ListPage & { nextToken?: string }>,
+): AsyncGenerator<ListPage> {
+  let token: string | undefined;
+  do {
+    const page = await list(token);
+    yield { objects: page.objects, prefixes: page.prefixes };
+    token = page.nextToken;
+  } while (token);
+}
+
+export async function listObjectsPage(
+  client: S3Client,
+  bucket: string,
+  prefix: string,
+  options: { delimiter?: string; token?: string; signal?: AbortSignal },
+): Promise<ListPage & { nextToken?: string }> {
+  const out = await client.send(
+    new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token }),
+    { abortSignal: options.signal },
+  );
+  return {
+    objects: (out.Contents ?? []).map((o) => ({ key: o.Key ?? "", size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
+    prefixes: (out.CommonPrefixes ?? []).map((p) => p.Prefix ?? ""),
+    nextToken: out.IsTruncated ? out.NextContinuationToken : undefined,
+  };
+}
+
+export async function listBuckets(client: S3Client): Promise<{ name: string; created?: Date }[]> {
+  const out = await client.send(new ListBucketsCommand({}));
+  return (out.Buckets ?? []).map((b) => ({ name: b.Name ?? "", created: b.CreationDate }));
+}
+
+export interface DeleteFailure {
+  key: string;
+  code: string;
+  message: string;
+}
+
+/** Deletes up to 1,000 keys in one request; returns the per-key failures. */
+export async function deleteObjects(client: S3Client, bucket: string, keys: string[], signal?: AbortSignal): Promise<DeleteFailure[]> {
+  const out = await client.send(
+    new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+    { abortSignal: signal },
+  );
+  return (out.Errors ?? []).map((e) => ({ key: e.Key ?? "", code: e.Code ?? "Error", message: e.Message || e.Code || "delete failed" }));
+}
+
+export async function deleteObject(client: S3Client, bucket: string, key: string, signal?: AbortSignal): Promise<void> {
+  await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+}

@@ -1,0 +1,252 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile, unlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { fileHash, runS3x, sha256 } from "../support/cli.js";
+import { freshBucket, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
+
+const MiB = 1024 * 1024;
+
+/** relative path → sha256 of every file under `root`. */
+async function treeHashes(root: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  async function walk(dir: string, rel: string): Promise<void> {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      const relative = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) await walk(path, relative);
+      else out.set(relative, await fileHash(path));
+    }
+  }
+  await walk(root, "");
+  return out;
+}
+
+async function allKeys(s3: TestS3, bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    keys.push(...(page.Contents ?? []).map((o) => o.Key!));
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys.sort();
+}
+
+/** The "upload: …" / "download: …" lines a command printed, as "action target" pairs. */
+function actions(stdout: Buffer): string[] {
+  return stdout
+    .toString()
+    .split("\n")
+    .filter((l) => /^(\(dryrun\) )?(upload|download|copy|delete):/.test(l))
+    .sort();
+}
+
+describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", function () {
+  let s3: TestS3;
+  let bucket: string;
+  let dir: string;
+  let tree: string;
+  let treeHash: Map<string, string>;
+
+  const s3x = (args: string[]) => runS3x([...args, "--endpoint-url", s3.endpoint], { env: s3.env, timeoutMs: 300_000 });
+
+  before(async function () {
+    this.timeout(300_000);
+    s3 = await testS3();
+    bucket = await freshBucket(s3, "many");
+    dir = await mkdtemp(join(tmpdir(), "s3x-many-"));
+    tree = join(dir, "tree");
+    // Nested folders, empty files, unicode and space names, 2,000 small files, a few multipart files.
+    await mkdir(join(tree, "nested/deeper/deepest"), { recursive: true });
+    await mkdir(join(tree, "with space/ünïcødé 日本"), { recursive: true });
+    await mkdir(join(tree, "samples"), { recursive: true });
+    await writeFile(join(tree, "empty.bin"), "");
+    await writeFile(join(tree, "nested/deeper/deepest/empty too"), "");
+    await writeFile(join(tree, "with space/ünïcødé 日本/naïve file+%.txt"), "unicode");
+    await writeFile(join(tree, "nested/a.txt"), "a");
+    for (let i = 0; i < 2000; i++) await writeFile(join(tree, "samples", `s${String(i).padStart(4, "0")}.bin`), randomBytes(512 + (i % 7) * 300));
+    for (let i = 0; i < 3; i++) await writeFile(join(tree, "nested/deeper", `shard-${i}.bin`), randomBytes(12 * MiB + i));
+    treeHash = await treeHashes(tree);
+  });
+
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("round-trips a tree: directory → prefix → directory and prefix → prefix, file by file", async () => {
+    const up = await s3x(["cp", "--recursive", tree, `s3://${bucket}/ds/`, "--part-size", "5MiB"]);
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal(actions(up.stdout).length, treeHash.size);
+    assert.equal((await allKeys(s3, bucket, "ds/")).length, treeHash.size);
+
+    const back = join(dir, "back");
+    const down = await s3x(["cp", "-r", `s3://${bucket}/ds`, back, "--part-size", "5MiB"]);
+    assert.equal(down.code, 0, down.stderr);
+    assert.deepEqual(await treeHashes(back), treeHash);
+
+    const copy = await s3x(["cp", "-r", `s3://${bucket}/ds/`, `s3://${bucket}/ds-copy/`, "--copy-threshold", "5MiB", "--part-size", "5MiB"]);
+    assert.equal(copy.code, 0, copy.stderr);
+    const back2 = join(dir, "back2");
+    assert.equal((await s3x(["cp", "-r", `s3://${bucket}/ds-copy/`, back2])).code, 0);
+    assert.deepEqual(await treeHashes(back2), treeHash);
+    assert.equal(await openUploads(s3, bucket), 0);
+  });
+
+  it("filters with aws-cli semantics on a real upload", async () => {
+    const res = await s3x(["cp", "-r", tree, `s3://${bucket}/filtered/`, "--exclude", "*", "--include", "*.txt"]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(await allKeys(s3, bucket, "filtered/"), ["filtered/nested/a.txt", "filtered/with space/ünïcødé 日本/naïve file+%.txt"]);
+    const none = await s3x(["cp", "-r", tree, `s3://${bucket}/none/`, "--include", "*.txt", "--exclude", "*"]);
+    assert.equal(none.code, 0);
+    assert.deepEqual(await allKeys(s3, bucket, "none/"), []);
+    const noSamples = await s3x(["cp", "-r", tree, `s3://${bucket}/nosamples/`, "--exclude", "samples/*", "--exclude", "*.bin", "--include", "empty.bin", "--dryrun"]);
+    assert.deepEqual(
+      actions(noSamples.stdout).map((l) => l.replace(/ to .*/, "").replace(tree + "/", "")),
+      ["(dryrun) upload: empty.bin", "(dryrun) upload: nested/a.txt", "(dryrun) upload: nested/deeper/deepest/empty too", "(dryrun) upload: with space/ünïcødé 日本/naïve file+%.txt"],
+    );
+    assert.deepEqual(await allKeys(s3, bucket, "nosamples/"), [], "dry run uploads nothing");
+  });
+
+  describe("sync", () => {
+    let local: string;
+    let prefix: string;
+
+    before(async function () {
+      this.timeout(300_000);
+      local = join(dir, "sync-src");
+      await mkdir(join(local, "sub"), { recursive: true });
+      for (let i = 0; i < 50; i++) await writeFile(join(local, "sub", `f${i}.txt`), `file ${i}\n`);
+      await writeFile(join(local, "model.bin"), randomBytes(11 * MiB));
+      prefix = `s3://${bucket}/ckpt/`;
+      const first = await s3x(["sync", local, prefix, "--part-size", "5MiB"]);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(actions(first.stdout).length, 51);
+    });
+
+    it("an unchanged tree syncs with zero transfers, both directions", async () => {
+      const again = await s3x(["sync", local, prefix]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(actions(again.stdout), []);
+      const down = join(dir, "sync-down");
+      const first = await s3x(["sync", prefix, down]);
+      assert.equal(first.code, 0, first.stderr);
+      assert.equal(actions(first.stdout).length, 51);
+      assert.deepEqual(await treeHashes(down), await treeHashes(local));
+      const second = await s3x(["sync", prefix, down]);
+      assert.equal(second.code, 0, second.stderr);
+      assert.deepEqual(actions(second.stdout), [], "downloads took the objects' LastModified as mtime");
+      const s3s3 = await s3x(["sync", prefix, `s3://${bucket}/ckpt-mirror/`]);
+      assert.equal(actions(s3s3.stdout).length, 51);
+      assert.deepEqual(actions((await s3x(["sync", prefix, `s3://${bucket}/ckpt-mirror/`])).stdout), []);
+    });
+
+    it("a one-byte change is uploaded, and only it", async () => {
+      await writeFile(join(local, "sub", "f7.txt"), "file 7!\n");
+      const res = await s3x(["sync", local, prefix]);
+      assert.deepEqual(actions(res.stdout), [`upload: ${join(local, "sub/f7.txt")} to ${prefix}sub/f7.txt`]);
+      assert.equal(await objectHash(s3, bucket, "ckpt/sub/f7.txt"), sha256(Buffer.from("file 7!\n")));
+    });
+
+    it("a same-size change with a newer mtime is uploaded", async () => {
+      await writeFile(join(local, "sub", "f8.txt"), "FILE 8\n");
+      const future = new Date(Date.now() + 120_000);
+      await utimes(join(local, "sub", "f8.txt"), future, future);
+      const res = await s3x(["sync", local, prefix]);
+      assert.deepEqual(actions(res.stdout), [`upload: ${join(local, "sub/f8.txt")} to ${prefix}sub/f8.txt`]);
+      // Back to the past, or every later sync would see a newer source again (as aws-cli would).
+      const past = new Date(Date.now() - 3600_000);
+      await utimes(join(local, "sub", "f8.txt"), past, past);
+    });
+
+    it("a newer object is downloaded over an older local file", async () => {
+      const down = join(dir, "sync-down2");
+      await s3x(["sync", prefix, down]);
+      const old = new Date(Date.now() - 3600_000);
+      await utimes(join(down, "sub", "f9.txt"), old, old);
+      await writeFile(join(down, "sub", "f9.txt"), "LOCAL9\n"); // same size as "file 9\n"
+      await utimes(join(down, "sub", "f9.txt"), old, old);
+      const res = await s3x(["sync", prefix, down]);
+      assert.deepEqual(actions(res.stdout), [`download: ${prefix}sub/f9.txt to ${join(down, "sub/f9.txt")}`]);
+    });
+
+    it("a deleted file stays in S3 without --delete, goes with it; --dryrun changes nothing", async () => {
+      await unlink(join(local, "sub", "f1.txt"));
+      await unlink(join(local, "sub", "f2.txt"));
+      const without = await s3x(["sync", local, prefix]);
+      assert.deepEqual(actions(without.stdout), []);
+      assert.ok((await allKeys(s3, bucket, "ckpt/sub/f1.txt")).length === 1);
+
+      const dry = await s3x(["sync", local, prefix, "--delete", "--dryrun"]);
+      assert.deepEqual(actions(dry.stdout), [`(dryrun) delete: ${prefix}sub/f1.txt`, `(dryrun) delete: ${prefix}sub/f2.txt`]);
+      assert.ok((await allKeys(s3, bucket, "ckpt/sub/f1.txt")).length === 1, "dry run deleted nothing");
+
+      // --delete never deletes what the filters exclude.
+      const filtered = await s3x(["sync", local, prefix, "--delete", "--exclude", "sub/f2.txt"]);
+      assert.deepEqual(actions(filtered.stdout), [`delete: ${prefix}sub/f1.txt`]);
+      assert.deepEqual(await allKeys(s3, bucket, "ckpt/sub/f1.txt"), []);
+      assert.equal((await allKeys(s3, bucket, "ckpt/sub/f2.txt")).length, 1);
+    });
+
+    it("--delete on download removes local files missing from the prefix", async () => {
+      const down = join(dir, "sync-down3");
+      await s3x(["sync", prefix, down]);
+      await writeFile(join(down, "stray.txt"), "not in S3");
+      const res = await s3x(["sync", prefix, down, "--delete"]);
+      assert.deepEqual(actions(res.stdout), [`delete: ${join(down, "stray.txt")}`]);
+      await assert.rejects(stat(join(down, "stray.txt")));
+    });
+  });
+
+  it("refuses malicious keys and never writes outside the destination", async () => {
+    const evil = await freshBucket(s3, "evil");
+    for (const key of ["../escape", "/abs", "a/../../b", "x/../../../../tmp-escape-s3x", "ok/fine.txt", "marker/"]) {
+      await putTestObject(s3, evil, key, Buffer.from(`data of ${key}`));
+    }
+    const outer = await mkdtemp(join(tmpdir(), "s3x-evil-"));
+    const dest = join(outer, "inside", "dest");
+    const res = await s3x(["cp", "-r", `s3://${evil}`, dest]);
+    assert.equal(res.code, 1, "some objects failed");
+    for (const key of ["../escape", "/abs", "a/../../b", "x/../../../../tmp-escape-s3x"]) {
+      assert.ok(res.stderr.includes(`refused key "${key}"`), `${key} reported: ${res.stderr}`);
+    }
+    // Nothing but dest/ok/fine.txt and the marker directory was written anywhere under outer.
+    assert.deepEqual(await readdir(outer), ["inside"]);
+    assert.deepEqual(await readdir(join(outer, "inside")), ["dest"]);
+    assert.deepEqual((await readdir(dest)).sort(), ["marker", "ok"]);
+    assert.deepEqual(await readdir(join(dest, "ok")), ["fine.txt"]);
+    await assert.rejects(stat(join(tmpdir(), "tmp-escape-s3x")));
+    await rm(outer, { recursive: true, force: true });
+  });
+
+  it("ls lists buckets, one level with PRE, --recursive with --summarize, and --json", async () => {
+    const buckets = await s3x(["ls"]);
+    assert.match(buckets.stdout.toString(), new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d ${bucket}$`, "m"));
+    const level = (await s3x(["ls", `s3://${bucket}/ds/`])).stdout.toString();
+    assert.match(level, /^ +PRE nested\/$/m);
+    assert.match(level, /^ +PRE samples\/$/m);
+    assert.match(level, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +0 empty\.bin$/m);
+    const all = (await s3x(["ls", "--recursive", "--summarize", "--human-readable", `s3://${bucket}/ds/`])).stdout.toString();
+    assert.match(all, new RegExp(`Total Objects: ${treeHash.size}\\n`));
+    assert.match(all, /ds\/samples\/s1999\.bin$/m);
+    const json = (await s3x(["ls", "--json", `s3://${bucket}/ds/nested/deeper/`])).stdout.toString().trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(json.some((e) => e.key === "ds/nested/deeper/shard-0.bin" && e.size === 12 * MiB));
+    assert.ok(json.some((e) => e.prefix === `s3://${bucket}/ds/nested/deeper/deepest/`));
+  });
+
+  it("rm deletes one key, or a prefix in DeleteObjects batches with filters and --dryrun", async () => {
+    const one = await s3x(["rm", `s3://${bucket}/ds-copy/empty.bin`]);
+    assert.equal(one.code, 0, one.stderr);
+    const dry = await s3x(["rm", "-r", `s3://${bucket}/ds-copy/`, "--dryrun"]);
+    assert.equal(actions(dry.stdout).length, treeHash.size - 1);
+    assert.equal((await allKeys(s3, bucket, "ds-copy/")).length, treeHash.size - 1);
+    const keepTxt = await s3x(["rm", "-r", `s3://${bucket}/ds-copy/`, "--exclude", "*.txt", "--json"]);
+    assert.equal(keepTxt.code, 0, keepTxt.stderr);
+    assert.deepEqual(await allKeys(s3, bucket, "ds-copy/"), ["ds-copy/nested/a.txt", "ds-copy/with space/ünïcødé 日本/naïve file+%.txt"]);
+    const bad = await s3x(["rm", `s3://${bucket}/ds-copy/`]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /names a prefix; use --recursive/);
+  });
+});
