@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile, unlink } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, stat, symlink, utimes, writeFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
@@ -219,6 +219,24 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
     assert.deepEqual(await readdir(join(dest, "ok")), ["fine.txt"]);
     await assert.rejects(stat(join(tmpdir(), "tmp-escape-s3x")));
     await rm(outer, { recursive: true, force: true });
+  });
+
+  it("follows symlinks by default, skips them with --no-follow-symlinks, and reports loops", async () => {
+    const root = join(dir, "links");
+    await mkdir(join(root, "real"), { recursive: true });
+    await writeFile(join(root, "real", "data.txt"), "linked data");
+    await symlink(join(root, "real"), join(root, "alias"));
+    await symlink(root, join(root, "real", "loop"));
+    const followed = await s3x(["cp", "-r", root, `s3://${bucket}/links/`, "--dryrun"]);
+    assert.equal(followed.code, 1, "the loop is reported as a failure");
+    assert.match(followed.stderr, /symlink loop/);
+    assert.deepEqual(
+      actions(followed.stdout).map((l) => l.replace(/ to .*/, "").replace(root + "/", "")),
+      ["(dryrun) upload: alias/data.txt", "(dryrun) upload: real/data.txt"],
+    );
+    const skipped = await s3x(["cp", "-r", root, `s3://${bucket}/links/`, "--no-follow-symlinks"]);
+    assert.equal(skipped.code, 0, skipped.stderr);
+    assert.deepEqual(await allKeys(s3, bucket, "links/"), ["links/real/data.txt"]);
   });
 
   it("ls lists buckets, one level with PRE, --recursive with --summarize, and --json", async () => {
