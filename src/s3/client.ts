@@ -1,6 +1,7 @@
 import { S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { NoAuthSigner } from "@smithy/core";
 import { UndiciRequestHandler } from "../net/http-handler.js";
+import { carrySignals, signalAwareHandler } from "./send.js";
 import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
@@ -24,7 +25,9 @@ export interface S3Connection {
 export function connect(settings: S3Settings): S3Connection {
   const pools = new PoolManager(settings.net);
   const config: S3ClientConfig = {
-    requestHandler: new UndiciRequestHandler(pools),
+    requestHandler: signalAwareHandler(new UndiciRequestHandler(pools)),
+    // Reuse the resolved middleware stack per command (see s3/send.ts).
+    cacheMiddleware: true,
     // s3x retries per part with its own policy (engine/retry); SDK retries
     // would multiply attempts and hide which address failed.
     maxAttempts: 1,
@@ -45,6 +48,7 @@ export function connect(settings: S3Settings): S3Connection {
   }
   const client = new S3Client(config);
   skipPayloadHashOverTls(client);
+  carrySignals(client);
   return {
     client,
     addressStats: () => pools.stats(),

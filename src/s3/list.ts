@@ -1,3 +1,4 @@
+import { send } from "./send.js";
 import { DeleteObjectCommand, DeleteObjectsCommand, ListBucketsCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 
 export interface ListedObject {
@@ -36,10 +37,7 @@ export async function listObjectsPage(
   prefix: string,
   options: { delimiter?: string; token?: string; signal?: AbortSignal },
 ): Promise<ListPage & { nextToken?: string }> {
-  const out = await client.send(
-    new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token }),
-    { abortSignal: options.signal },
-  );
+  const out = await send(client, new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token }), options.signal);
   return {
     objects: (out.Contents ?? []).map((o) => ({ key: o.Key ?? "", size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
     prefixes: (out.CommonPrefixes ?? []).map((p) => p.Prefix ?? ""),
@@ -48,7 +46,7 @@ export async function listObjectsPage(
 }
 
 export async function listBuckets(client: S3Client): Promise<{ name: string; created?: Date }[]> {
-  const out = await client.send(new ListBucketsCommand({}));
+  const out = await send(client, new ListBucketsCommand({}));
   return (out.Buckets ?? []).map((b) => ({ name: b.Name ?? "", created: b.CreationDate }));
 }
 
@@ -60,13 +58,10 @@ export interface DeleteFailure {
 
 /** Deletes up to 1,000 keys in one request; returns the per-key failures. */
 export async function deleteObjects(client: S3Client, bucket: string, keys: string[], signal?: AbortSignal): Promise<DeleteFailure[]> {
-  const out = await client.send(
-    new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
-    { abortSignal: signal },
-  );
+  const out = await send(client, new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }), signal);
   return (out.Errors ?? []).map((e) => ({ key: e.Key ?? "", code: e.Code ?? "Error", message: e.Message || e.Code || "delete failed" }));
 }
 
 export async function deleteObject(client: S3Client, bucket: string, key: string, signal?: AbortSignal): Promise<void> {
-  await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal });
+  await send(client, new DeleteObjectCommand({ Bucket: bucket, Key: key }), signal);
 }

@@ -13,6 +13,7 @@ import {
 } from "@aws-sdk/client-s3";
 import type { Readable } from "node:stream";
 import { ResponseBody } from "../net/response-body.js";
+import { send } from "./send.js";
 
 /** An object in a bucket. */
 export interface ObjectRef {
@@ -40,7 +41,7 @@ interface Call {
 }
 
 export async function headObject(client: S3Client, ref: ObjectRef, call: Call = {}): Promise<ObjectInfo> {
-  const out = await client.send(new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key }), { abortSignal: call.signal });
+  const out = await send(client, new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key }), call.signal);
   return {
     size: out.ContentLength ?? 0,
     etag: out.ETag ?? "",
@@ -79,10 +80,7 @@ export interface RangeResult {
 
 /** A ranged GET whose body is copied straight into the caller's buffer. */
 export async function getRange(client: S3Client, req: RangeRequest): Promise<RangeResult> {
-  const out = await client.send(
-    new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: `bytes=${req.start}-${req.end}`, IfMatch: req.ifMatch }),
-    { abortSignal: req.signal },
-  );
+  const out = await send(client, new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: `bytes=${req.start}-${req.end}`, IfMatch: req.ifMatch }), req.signal);
   req.onEtag?.(out.ETag ?? "");
   const ranged = out.ContentRange !== undefined;
   const objectSize = ranged ? parseTotal(out.ContentRange as string) : (out.ContentLength ?? 0);
@@ -122,8 +120,7 @@ async function copyStream(stream: Readable, target: Buffer, offset: number, onBy
 }
 
 export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call = {}): Promise<string> {
-  const out = await client.send(
-    new PutObjectCommand({
+  const out = await send(client, new PutObjectCommand({
       Bucket: ref.bucket,
       Key: ref.key,
       Body: body,
@@ -131,23 +128,18 @@ export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, 
       ContentType: attrs.contentType,
       StorageClass: attrs.storageClass as StorageClass | undefined,
       Metadata: attrs.metadata,
-    }),
-    { abortSignal: call.signal },
-  );
+    }), call.signal);
   return out.ETag ?? "";
 }
 
 export async function createMultipartUpload(client: S3Client, ref: ObjectRef, attrs: ObjectAttributes, call: Call = {}): Promise<string> {
-  const out = await client.send(
-    new CreateMultipartUploadCommand({
+  const out = await send(client, new CreateMultipartUploadCommand({
       Bucket: ref.bucket,
       Key: ref.key,
       ContentType: attrs.contentType,
       StorageClass: attrs.storageClass as StorageClass | undefined,
       Metadata: attrs.metadata,
-    }),
-    { abortSignal: call.signal },
-  );
+    }), call.signal);
   if (!out.UploadId) throw new Error("CreateMultipartUpload returned no UploadId");
   return out.UploadId;
 }
@@ -158,10 +150,7 @@ export interface CompletedPart {
 }
 
 export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call = {}): Promise<string> {
-  const out = await client.send(
-    new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length }),
-    { abortSignal: call.signal },
-  );
+  const out = await send(client, new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length }), call.signal);
   if (!out.ETag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
   return out.ETag;
 }
@@ -169,19 +158,16 @@ export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: str
 export async function completeMultipartUpload(client: S3Client, ref: ObjectRef, uploadId: string, parts: CompletedPart[], call: Call = {}): Promise<void> {
   const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
   // The SDK turns an error document inside a 200 response into a thrown error.
-  await client.send(
-    new CompleteMultipartUploadCommand({
+  await send(client, new CompleteMultipartUploadCommand({
       Bucket: ref.bucket,
       Key: ref.key,
       UploadId: uploadId,
       MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
-    }),
-    { abortSignal: call.signal },
-  );
+    }), call.signal);
 }
 
 export async function abortMultipartUpload(client: S3Client, ref: ObjectRef, uploadId: string): Promise<void> {
-  await client.send(new AbortMultipartUploadCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId }));
+  await send(client, new AbortMultipartUploadCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId }));
 }
 
 /** `bucket/key` URL-encoded for x-amz-copy-source, keeping the slashes. */
@@ -190,8 +176,7 @@ function copySource(ref: ObjectRef): string {
 }
 
 export async function copyObject(client: S3Client, source: ObjectRef, dest: ObjectRef, attrs: ObjectAttributes | undefined, sourceEtag: string, call: Call = {}): Promise<void> {
-  await client.send(
-    new CopyObjectCommand({
+  await send(client, new CopyObjectCommand({
       Bucket: dest.bucket,
       Key: dest.key,
       CopySource: copySource(source),
@@ -201,9 +186,7 @@ export async function copyObject(client: S3Client, source: ObjectRef, dest: Obje
       ContentType: attrs?.contentType,
       Metadata: attrs?.metadata,
       StorageClass: attrs?.storageClass as StorageClass | undefined,
-    }),
-    { abortSignal: call.signal },
-  );
+    }), call.signal);
 }
 
 export async function uploadPartCopy(
@@ -216,8 +199,7 @@ export async function uploadPartCopy(
   sourceEtag: string,
   call: Call = {},
 ): Promise<string> {
-  const out = await client.send(
-    new UploadPartCopyCommand({
+  const out = await send(client, new UploadPartCopyCommand({
       Bucket: dest.bucket,
       Key: dest.key,
       UploadId: uploadId,
@@ -225,9 +207,7 @@ export async function uploadPartCopy(
       CopySource: copySource(source),
       CopySourceRange: `bytes=${range.start}-${range.end}`,
       CopySourceIfMatch: sourceEtag || undefined,
-    }),
-    { abortSignal: call.signal },
-  );
+    }), call.signal);
   const etag = out.CopyPartResult?.ETag;
   if (!etag) throw new Error(`UploadPartCopy ${partNumber} returned no ETag`);
   return etag;
