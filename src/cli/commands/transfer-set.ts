@@ -13,7 +13,7 @@ import { downloadObject } from "../../engine/download.js";
 import { withRetries } from "../../engine/retry.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
 import { uploadFile } from "../../engine/upload.js";
-import { walkFiles } from "../../engine/walk.js";
+import { walkFiles, type LocalEntry } from "../../engine/walk.js";
 import { listObjectsPage, listPages, type ListedObject } from "../../s3/list.js";
 import { deleteKeys } from "../../engine/delete.js";
 import type { ObjectAttributes } from "../../s3/operations.js";
@@ -69,13 +69,17 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const info = await stat(source.path);
     if (!info.isDirectory()) throw new UsageError(`${source.path} is not a directory`);
     const prefix = asDirectoryPrefix(dest.key);
-    const remote = sync ? await listAll(session, dest.bucket, prefix) : undefined;
     const seen = new Set<string>();
     const walk = walkFiles(source.path, {
       followSymlinks: args["follow-symlinks"],
       onProblem: (p) => batch.record({ action: "upload", source: join(source.path, p.relativePath), destination: "", size: 0, status: "failed", error: new Error(p.message) }),
     });
-    for await (const entry of walk) {
+    // sync needs the destination's listing before deciding anything: walk
+    // the directory while the listing pages, instead of one after the other.
+    let remote: Map<string, EntryState> | undefined;
+    let entries: AsyncIterable<LocalEntry> | LocalEntry[] = walk;
+    if (sync) [remote, entries] = await Promise.all([listAll(session, dest.bucket, prefix), collect(walk)]);
+    for await (const entry of entries) {
       if (!isIncluded(filters, entry.relativePath)) continue;
       seen.add(entry.relativePath);
       const key = prefix + entry.relativePath;
@@ -147,10 +151,13 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   } else if (source.kind === "s3" && dest.kind === "s3") {
     const srcPrefix = asDirectoryPrefix(source.key);
     const destPrefix = asDirectoryPrefix(dest.key);
-    const remote = sync ? await listAll(session, dest.bucket, destPrefix) : undefined;
     const seen = new Set<string>();
     const copyThreshold = parseSize(args["copy-threshold"]);
-    for await (const obj of listing(session, source.bucket, srcPrefix)) {
+    // As for uploads: list both sides at once when syncing.
+    let remote: Map<string, EntryState> | undefined;
+    let sourceObjects: AsyncIterable<ListedObject> | ListedObject[] = listing(session, source.bucket, srcPrefix);
+    if (sync) [remote, sourceObjects] = await Promise.all([listAll(session, dest.bucket, destPrefix), collect(sourceObjects)]);
+    for await (const obj of sourceObjects) {
       const relativeKey = obj.key.slice(srcPrefix.length);
       if (!isIncluded(filters, relativeKey)) continue;
       seen.add(relativeKey);
@@ -231,6 +238,12 @@ function listing(session: Session, bucket: string, prefix: string): AsyncGenerat
       yield* page.objects;
     }
   })();
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
 }
 
 /** The destination side of a sync: relative path → size and time. */
