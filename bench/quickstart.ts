@@ -15,6 +15,8 @@ import { ensureRadosgwInstalled, startRadosgw } from "../test/support/radosgw.js
 const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "s3x.js");
 
 async function main(): Promise<void> {
+  // The SDK's "future releases need Node 22" notice is noise here.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
   ensureRadosgwInstalled((l) => console.error(`[radosgw] ${l}`));
   console.error("starting a local S3 server (radosgw, memstore)…");
   const server = await startRadosgw();

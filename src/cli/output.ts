@@ -67,7 +67,8 @@ export class ProgressDisplay implements ProgressListener {
   }
 
   private redraw(): void {
-    if (!this.bar) return;
+    // Bytes can arrive before the first response reveals the total: wait for it.
+    if (!this.bar || this.total === 0) return;
     this.bar.setTotal(Math.max(this.total, 1));
     this.bar.update(Math.min(this.done, Math.max(this.total, 1)), this.payload());
   }
