@@ -1,5 +1,5 @@
 import { send } from "./send.js";
-import { DeleteObjectCommand, DeleteObjectsCommand, ListBucketsCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, DeleteObjectsCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 
 export interface ListedObject {
   key: string;
@@ -64,4 +64,25 @@ export async function deleteObjects(client: S3Client, bucket: string, keys: stri
 
 export async function deleteObject(client: S3Client, bucket: string, key: string, signal?: AbortSignal): Promise<void> {
   await send(client, new DeleteObjectCommand({ Bucket: bucket, Key: key }), signal);
+}
+
+export interface InProgressUpload {
+  key: string;
+  uploadId: string;
+  initiated?: Date;
+}
+
+/** One page of ListMultipartUploads. */
+export async function listUploadsPage(
+  client: S3Client,
+  bucket: string,
+  prefix: string,
+  marker: { key?: string; uploadId?: string },
+  signal?: AbortSignal,
+): Promise<{ uploads: InProgressUpload[]; next?: { key?: string; uploadId?: string } }> {
+  const out = await send(client, new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix || undefined, KeyMarker: marker.key, UploadIdMarker: marker.uploadId }), signal);
+  return {
+    uploads: (out.Uploads ?? []).map((u) => ({ key: u.Key ?? "", uploadId: u.UploadId ?? "", initiated: u.Initiated })),
+    next: out.IsTruncated ? { key: out.NextKeyMarker, uploadId: out.NextUploadIdMarker } : undefined,
+  };
 }

@@ -2,6 +2,7 @@ import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
 import { formatSize } from "../../plan/parts.js";
 import { withRetries } from "../../engine/retry.js";
+import { inProgressUploads } from "../../engine/uploads.js";
 import { listBuckets, listObjectsPage, listPages } from "../../s3/list.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
@@ -11,6 +12,7 @@ export interface LsArgs extends CommonArgs {
   recursive: boolean;
   "human-readable": boolean;
   summarize: boolean;
+  uploads: boolean;
 }
 
 export function lsBuilder(y: Argv) {
@@ -18,7 +20,8 @@ export function lsBuilder(y: Argv) {
     .positional("path", { type: "string", describe: "s3://bucket[/prefix]; no argument lists buckets" })
     .option("recursive", { alias: "r", type: "boolean", default: false, describe: "every object under the prefix, not one level" })
     .option("human-readable", { type: "boolean", default: false, describe: "sizes in KiB, MiB, GiB" })
-    .option("summarize", { type: "boolean", default: false, describe: "print the number of objects and total size" });
+    .option("summarize", { type: "boolean", default: false, describe: "print the number of objects and total size" })
+    .option("uploads", { type: "boolean", default: false, describe: "list in-progress multipart uploads under the prefix instead of objects" });
 }
 
 /** aws-cli's date column: local time, "2026-11-22 05:00:00". */
@@ -46,6 +49,12 @@ export async function runLs(args: LsArgs): Promise<number> {
     }
     const loc = parseLocation(args.path);
     if (loc.kind !== "s3") throw new UsageError(`ls needs an s3:// URL, got "${args.path}"`);
+    if (args.uploads) {
+      for await (const upload of inProgressUploads(ctx, loc.bucket, loc.key)) {
+        out(args.json ? JSON.stringify({ key: upload.key, uploadId: upload.uploadId, initiated: upload.initiated?.toISOString() }) : `${stamp(upload.initiated)} ${upload.key} ${upload.uploadId}`);
+      }
+      return 0;
+    }
     let count = 0;
     let total = 0;
     const size = (n: number): string => (args["human-readable"] ? formatSize(n) : String(n)).padStart(10);

@@ -3,6 +3,7 @@ import { compileFilters, filtersFromArgv, isIncluded } from "../../plan/filters.
 import { asDirectoryPrefix } from "../../plan/keys.js";
 import { parseLocation, UsageError } from "../../plan/location.js";
 import { deleteKeys } from "../../engine/delete.js";
+import { abortUpload, inProgressUploads } from "../../engine/uploads.js";
 import { withRetries } from "../../engine/retry.js";
 import type { ObjectResult } from "../../engine/batch.js";
 import { deleteObject, listObjectsPage, listPages } from "../../s3/list.js";
@@ -14,6 +15,8 @@ export interface RmArgs extends CommonArgs {
   path: string;
   recursive: boolean;
   dryrun: boolean;
+  uploads: boolean;
+  "older-than"?: string;
 }
 
 export function rmBuilder(y: Argv) {
@@ -22,7 +25,9 @@ export function rmBuilder(y: Argv) {
     .option("recursive", { alias: "r", type: "boolean", default: false, describe: "delete every object under the prefix" })
     .option("include", { type: "string", array: true, describe: "include keys matching this glob (later filters win)" })
     .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)" })
-    .option("dryrun", { type: "boolean", default: false, describe: "print what would be deleted, delete nothing" });
+    .option("dryrun", { type: "boolean", default: false, describe: "print what would be deleted, delete nothing" })
+    .option("uploads", { type: "boolean", default: false, describe: "abort in-progress multipart uploads under the prefix instead of deleting objects" })
+    .option("older-than", { type: "string", describe: "with --uploads: only uploads started longer ago than this (30m, 12h, 1d, 2w)" });
 }
 
 /**
@@ -49,6 +54,8 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     else if (!args.quiet) process.stdout.write(`${r.status === "dryrun" ? "(dryrun) " : ""}delete: ${r.source}\n`);
   };
   try {
+    if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, report, () => failed);
+    if (args["older-than"] !== undefined) throw new UsageError("--older-than goes with --uploads");
     if (!args.recursive) {
       if (loc.key === "" || loc.key.endsWith("/")) throw new UsageError(`${args.path} names a prefix; use --recursive to delete everything under it`);
       if (args.dryrun) report({ action: "delete", source: args.path, destination: "", size: 0, status: "dryrun" });
@@ -80,4 +87,36 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
   } finally {
     await session.close();
   }
+}
+
+/** "30m", "12h", "1d", "2w" or seconds, in milliseconds. */
+export function parseAge(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([smhdw]?)$/.exec(text.trim());
+  if (!match) throw new UsageError(`--older-than "${text}": expected a duration such as 30m, 12h, 1d or 2w`);
+  const unit: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+  return Number(match[1]) * unit[match[2]] * 1000;
+}
+
+/** rm --uploads: aborts the in-progress multipart uploads under a prefix. */
+async function abortUploads(session: Session, bucket: string, prefix: string, args: RmArgs, report: (r: ObjectResult) => void, failures: () => number): Promise<number> {
+  const ctx = session.context;
+  const cutoff = args["older-than"] !== undefined ? Date.now() - parseAge(args["older-than"]) : Number.POSITIVE_INFINITY;
+  const pending: Promise<void>[] = [];
+  for await (const upload of inProgressUploads(ctx, bucket, prefix)) {
+    if ((upload.initiated?.getTime() ?? 0) > cutoff) continue;
+    const source = `s3://${bucket}/${upload.key} (upload ${upload.uploadId})`;
+    if (args.dryrun) {
+      report({ action: "delete", source, destination: "", size: 0, status: "dryrun" });
+      continue;
+    }
+    pending.push(
+      abortUpload(ctx, bucket, upload).then(
+        () => report({ action: "delete", source, destination: "", size: 0, status: "ok" }),
+        (error: unknown) => report({ action: "delete", source, destination: "", size: 0, status: "failed", error }),
+      ),
+    );
+  }
+  await Promise.all(pending);
+  if (session.signal.aborted) throw session.signal.reason;
+  return failures() > 0 ? 1 : 0;
 }

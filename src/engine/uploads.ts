@@ -1,0 +1,23 @@
+import { listUploadsPage, type InProgressUpload } from "../s3/list.js";
+import { abortMultipartUpload } from "../s3/operations.js";
+import type { TransferContext } from "./context.js";
+import { withRetries } from "./retry.js";
+
+/** Every in-progress multipart upload under a prefix, page by page. */
+export async function* inProgressUploads(ctx: TransferContext, bucket: string, prefix: string): AsyncGenerator<InProgressUpload> {
+  let marker: { key?: string; uploadId?: string } | undefined = {};
+  while (marker) {
+    const from: { key?: string; uploadId?: string } = marker;
+    const page = await withRetries(`ListMultipartUploads s3://${bucket}/${prefix}`, ctx.retry, () => listUploadsPage(ctx.client, bucket, prefix, from, ctx.signal), { signal: ctx.signal });
+    yield* page.uploads;
+    marker = page.next;
+  }
+}
+
+/** Aborts one multipart upload, freeing its stored parts. */
+export function abortUpload(ctx: TransferContext, bucket: string, upload: InProgressUpload): Promise<void> {
+  return ctx.queue.add(
+    () => withRetries(`AbortMultipartUpload s3://${bucket}/${upload.key}`, ctx.retry, () => abortMultipartUpload(ctx.client, { bucket, key: upload.key }, upload.uploadId), { signal: ctx.signal }),
+    { signal: ctx.signal },
+  );
+}
