@@ -1,6 +1,8 @@
 import type { Argv } from "yargs";
 import { DEFAULT_NET_OPTIONS, type NetOptions } from "../net/pools.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
+import { RetryPacer } from "../engine/pacer.js";
+import { parseDnsServers, parsePinnedAddresses } from "../net/resolver.js";
 import { parseSize } from "../plan/parts.js";
 import { UsageError } from "../plan/location.js";
 import type { S3Settings } from "../s3/client.js";
@@ -19,13 +21,16 @@ export function withCommonOptions<T>(y: Argv<T>) {
     .option("force-path-style", { type: "boolean", describe: "path-style bucket addressing (automatic with --endpoint-url)", group: "Connection:" })
     .option("connect-timeout", { type: "number", default: DEFAULT_NET_OPTIONS.connectTimeoutMs / 1000, describe: "seconds to establish a connection", group: "Connection:" })
     .option("read-timeout", { type: "number", default: DEFAULT_NET_OPTIONS.stallTimeoutMs / 1000, describe: "seconds to wait for a response's first byte, or for more bytes of a response that stalls", group: "Connection:" })
+    .option("resolve", { type: "string", array: true, describe: "use these addresses for HOST instead of DNS: HOST=IP[,IP…] (repeatable)", group: "Connection:" })
+    .option("dns-server", { type: "string", array: true, describe: "ask this DNS server (IP or IP:PORT) for the endpoint's addresses (repeatable)", group: "Connection:" })
     .option("max-attempts", { type: "number", default: DEFAULT_RETRY_POLICY.maxAttempts, describe: "attempts per request before giving up (retries use full-jitter backoff)", group: "Connection:" })
     .option("concurrency", { type: "number", describe: "requests in flight at once (default: from --target-throughput)", group: "Performance:" })
     .option("target-throughput", { type: "number", default: DEFAULT_TARGET_GBPS, describe: "target Gbit/s; sets the default concurrency (~0.4 Gbit/s per connection)", group: "Performance:" })
     .option("max-memory", { type: "string", default: "1GiB", describe: "most memory held in part buffers at once", group: "Performance:" })
     .option("quiet", { alias: "q", type: "boolean", default: false, describe: "print nothing but errors", group: "Output:" })
     .option("progress", { type: "boolean", default: true, describe: "progress bar on a terminal; --no-progress to hide it", group: "Output:" })
-    .option("json", { type: "boolean", default: false, describe: "print a JSON result line (with per-address stats)", group: "Output:" });
+    .option("json", { type: "boolean", default: false, describe: "print a JSON result line (with per-address stats)", group: "Output:" })
+    .option("debug", { type: "boolean", default: false, describe: "print addresses, health changes and per-address counters on stderr", group: "Output:" });
 }
 
 export interface CommonArgs {
@@ -37,15 +42,18 @@ export interface CommonArgs {
   "connect-timeout": number;
   "read-timeout": number;
   "max-attempts": number;
+  resolve?: string[];
+  "dns-server"?: string[];
   concurrency?: number;
   "target-throughput": number;
   "max-memory": string;
   quiet: boolean;
   progress: boolean;
   json: boolean;
+  debug?: boolean;
 }
 
-export function s3Settings(args: CommonArgs, concurrency: number): S3Settings {
+export function s3Settings(args: CommonArgs, concurrency: number, debug?: (line: string) => void): S3Settings {
   const endpointUrl = args["endpoint-url"] ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
   if (endpointUrl !== undefined && !/^https?:\/\/[^/]+/i.test(endpointUrl)) throw new UsageError(`--endpoint-url "${endpointUrl}" is not an http:// or https:// URL`);
   positive("connect-timeout", args["connect-timeout"]);
@@ -55,7 +63,11 @@ export function s3Settings(args: CommonArgs, concurrency: number): S3Settings {
     connectTimeoutMs: args["connect-timeout"] * 1000,
     firstByteTimeoutMs: args["read-timeout"] * 1000,
     stallTimeoutMs: args["read-timeout"] * 1000,
+    // Every address may take every request: when all but one are bad, that one carries the whole load.
     connectionsPerAddress: Math.max(concurrency, 1),
+    pinned: pinnedOf(args),
+    dnsServers: dnsServersOf(args),
+    debug,
   };
   return {
     endpointUrl,
@@ -67,10 +79,29 @@ export function s3Settings(args: CommonArgs, concurrency: number): S3Settings {
   };
 }
 
+/** The retry policy of one command run, with one pacer shared by all its requests (one endpoint per run). */
 export function retryPolicy(args: CommonArgs): RetryPolicy {
   const attempts = args["max-attempts"];
   if (!Number.isInteger(attempts) || attempts < 1) throw new UsageError(`--max-attempts must be a whole number of at least 1, got ${attempts}`);
-  return { ...DEFAULT_RETRY_POLICY, maxAttempts: attempts };
+  return { ...DEFAULT_RETRY_POLICY, maxAttempts: attempts, pacer: new RetryPacer() };
+}
+
+function pinnedOf(args: CommonArgs): Map<string, string[]> | undefined {
+  if (!args.resolve || args.resolve.length === 0) return undefined;
+  try {
+    return parsePinnedAddresses(args.resolve);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function dnsServersOf(args: CommonArgs): string[] | undefined {
+  if (!args["dns-server"] || args["dns-server"].length === 0) return undefined;
+  try {
+    return parseDnsServers(args["dns-server"]);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 export function concurrencyOf(args: CommonArgs): number {

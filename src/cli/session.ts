@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { connect, type S3Connection } from "../s3/client.js";
 import { createContext, type TransferContext } from "../engine/context.js";
+import type { RetryPolicy } from "../engine/retry.js";
 import { concurrencyOf, maxMemoryOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
 import { InterruptError } from "./errors.js";
 import { ProgressDisplay } from "./output.js";
@@ -15,17 +16,27 @@ export class Session {
   readonly connection: S3Connection;
   readonly context: TransferContext;
   readonly progress: ProgressDisplay;
+  private readonly retry: RetryPolicy;
   private readonly controller = new AbortController();
   private readonly onSignal = (name: NodeJS.Signals): void => {
     if (this.controller.signal.aborted) process.exit(name === "SIGINT" ? 130 : 143);
     this.controller.abort(new InterruptError(name === "SIGINT" ? "SIGINT" : "SIGTERM"));
   };
 
+  private debugTimer: NodeJS.Timeout | undefined;
+
   constructor(readonly args: CommonArgs, options: { progressAllowed: boolean }) {
     const concurrency = concurrencyOf(args);
     const maxMemory = maxMemoryOf(args);
     const retry = retryPolicy(args);
-    this.connection = connect(s3Settings(args, concurrency));
+    this.retry = retry;
+    const debug = args.debug ? (line: string) => process.stderr.write(`s3x: debug: ${line}\n`) : undefined;
+    this.connection = connect(s3Settings(args, concurrency, debug));
+    if (debug) {
+      // Once a second while the command runs: what every address is doing.
+      this.debugTimer = setInterval(() => void this.printAddressStats(debug), 1_000);
+      this.debugTimer.unref();
+    }
     const showBar = options.progressAllowed && args.progress && !args.quiet && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
     this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress });
@@ -34,12 +45,29 @@ export class Session {
     process.on("SIGTERM", this.onSignal);
   }
 
+  private async printAddressStats(debug: (line: string) => void): Promise<void> {
+    for (const a of await this.connection.addressStats()) {
+      const problem = a.lastProblem ? ` (${a.lastProblem})` : "";
+      debug(
+        `${a.address} ${a.state}${problem}: ${a.requests} requests, ${a.inFlight} in flight, ${a.errors} errors, ${a.stragglers} stragglers, ` +
+          `${(a.bytesIn / 1e6).toFixed(1)} MB in, ${(a.bytesOut / 1e6).toFixed(1)} MB out, ${(a.rateBytesPerSec / 1e6).toFixed(1)} MB/s`,
+      );
+    }
+  }
+
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
   async close(): Promise<void> {
     this.progress.stop();
+    if (this.debugTimer) {
+      clearInterval(this.debugTimer);
+      const debug = (line: string) => process.stderr.write(`s3x: debug: ${line}\n`);
+      await this.printAddressStats(debug);
+      const pacing = this.retry.pacer?.stats();
+      if (pacing) debug(`retry pacing: ${pacing.throttles} throttled, limit ${pacing.limit ?? "none"}, ${pacing.tokens} tokens, ${pacing.refusedRetries} retries refused`);
+    }
     process.off("SIGINT", this.onSignal);
     process.off("SIGTERM", this.onSignal);
     await this.connection.close();

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeFailure, type RequestFailure } from "../s3/errors.js";
+import { runWithRouting, type AttemptRouting } from "../net/routing.js";
+import type { FailureKind, RetryPacer } from "./pacer.js";
 
 /** How often and how patiently one request is retried. */
 export interface RetryPolicy {
@@ -9,12 +11,26 @@ export interface RetryPolicy {
   baseDelayMs: number;
   /** Cap of the backoff window. */
   maxDelayMs: number;
+  /** Retry pacing shared by every request to the endpoint (token bucket, adaptive limit); none: unpaced. */
+  pacer?: RetryPacer;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 20_000 };
 
 /** S3 error codes that are worth another try whatever the status says. */
-const RETRYABLE_CODES = new Set(["SlowDown", "InternalError", "RequestTimeout", "RequestTimeTooSkewed", "ServiceUnavailable", "Throttling", "ThrottlingException"]);
+const RETRYABLE_CODES = new Set([
+  "SlowDown",
+  "InternalError",
+  "RequestTimeout",
+  "RequestTimeTooSkewed",
+  "ServiceUnavailable",
+  "Throttling",
+  "ThrottlingException",
+  // s3x's own: a request cancelled for crawling far behind its siblings, to be re-sent elsewhere.
+  "S3X_STRAGGLER",
+]);
+
+const THROTTLE_CODES = new Set(["SlowDown", "ServiceUnavailable", "Throttling", "ThrottlingException"]);
 
 /**
  * Whether a failed request may succeed if sent again: server errors (500),
@@ -29,23 +45,42 @@ export function isRetryable(failure: RequestFailure): boolean {
   return failure.network;
 }
 
+/**
+ * What a failure says about the endpoint, in the CRT's classes: 503 and the
+ * throttling codes ask us to slow down; other 5xx are server errors; network
+ * failures, timeouts and stragglers are transient.
+ */
+export function failureKind(failure: RequestFailure): FailureKind {
+  if (failure.status === 503 || (failure.code !== undefined && THROTTLE_CODES.has(failure.code))) return "throttle";
+  if ((failure.status !== undefined && failure.status >= 500) || failure.code === "InternalError") return "server";
+  if (failure.network || failure.code === "RequestTimeout" || failure.code === "S3X_STRAGGLER") return "transient";
+  return "other";
+}
+
 /** Full-jitter exponential backoff (the CRT's and AWS's recommendation). */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
   const window = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   return Math.floor(random() * window);
 }
 
-/** A request that failed for good: what, why, and after how many attempts. */
+/** A request that failed for good: what, why, where, and after how many attempts. */
 export class RequestError extends Error {
   constructor(
     readonly operation: string,
     readonly failure: RequestFailure,
     readonly attempts: number,
     override readonly cause: unknown,
+    /** Every address the attempts went to, in order of first use. */
+    readonly addresses: readonly string[] = failure.address ? [failure.address] : [],
+    /** Why no further attempt was made, when not for running out of attempts. */
+    readonly stoppedBecause?: string,
   ) {
     const where = failure.address ? ` via ${failure.address}` : "";
     const tries = attempts > 1 ? ` after ${attempts} attempts` : "";
-    super(`${operation}: ${failure.message}${where}${tries}`);
+    const others = addresses.filter((a) => a !== failure.address);
+    const alsoTried = others.length > 0 ? ` (also tried ${others.join(", ")})` : "";
+    const stopped = stoppedBecause ? `; ${stoppedBecause}` : "";
+    super(`${operation}: ${failure.message}${where}${tries}${alsoTried}${stopped}`);
   }
 }
 
@@ -59,16 +94,38 @@ export interface RetryHooks {
  * Runs `attempt` until it succeeds, fails with a non-retryable error, or
  * runs out of attempts. `attempt` receives the attempt number (0-based) so a
  * ranged GET can resume where the previous attempt's bytes stopped.
+ *
+ * Each attempt runs with routing hints for the HTTP handler: the addresses
+ * earlier attempts failed on are avoided while another one is available,
+ * and the address used is remembered for the error message. With a pacer,
+ * every attempt waits for a slot under the endpoint's adaptive limit and
+ * every retry pays into the endpoint's token bucket.
  */
 export async function withRetries<T>(operation: string, policy: RetryPolicy, attempt: (n: number) => Promise<T>, hooks: RetryHooks = {}): Promise<T> {
+  const avoid = new Set<string>();
+  const tried: string[] = [];
+  const pacer = policy.pacer;
   for (let n = 0; ; n++) {
+    const routing: AttemptRouting = { avoid };
+    const slot = await pacer?.begin(hooks.signal);
     try {
-      return await attempt(n);
+      const result = await runWithRouting(routing, () => attempt(n));
+      if (slot) pacer?.finish(slot, "success");
+      return result;
     } catch (err) {
+      const failure = describeFailure(err);
+      // Where a retryable failure happened matters (routing around it, the
+      // final message); a 404 or 412 is the same on every address.
+      if (isRetryable(failure)) failure.address ??= routing.address;
+      if (slot) pacer?.finish(slot, hooks.signal?.aborted ? "other" : failureKind(failure));
       if (hooks.signal?.aborted) throw hooks.signal.reason ?? err;
       if (err instanceof RequestError) throw err;
-      const failure = describeFailure(err);
-      if (!isRetryable(failure) || n + 1 >= policy.maxAttempts) throw new RequestError(operation, failure, n + 1, err);
+      if (failure.address && !tried.includes(failure.address)) tried.push(failure.address);
+      if (!isRetryable(failure) || n + 1 >= policy.maxAttempts) throw new RequestError(operation, failure, n + 1, err, tried);
+      if (pacer && !pacer.takeRetryToken(failureKind(failure))) {
+        throw new RequestError(operation, failure, n + 1, err, tried, "no retry left in the endpoint's retry budget (too many failures across the transfer)");
+      }
+      if (failure.address) avoid.add(failure.address);
       hooks.onRetry?.(failure, n + 1);
       await sleep(backoffDelay(n, policy), undefined, { signal: hooks.signal });
     }

@@ -5,14 +5,33 @@ import type { IncomingHttpHeaders } from "node:http";
 import { PoolManager, type AddressPool, type HostPools } from "./pools.js";
 import { ResponseBody } from "./response-body.js";
 import { noteSocketBytes } from "./garbage.js";
+import { currentRouting } from "./routing.js";
+import { StragglerError, type TrackedRequest } from "./stragglers.js";
 
-/** Errors whose cause is the address itself, not the request: route around it. */
+/**
+ * Errors whose cause is the address (the front-end host or the path to it),
+ * not the request: the address goes on the bad list and the retry goes
+ * elsewhere.
+ */
 const ADDRESS_FAILURE_CODES = new Set([
   "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
   "EHOSTUNREACH",
   "ENETUNREACH",
+  "ETIMEDOUT",
   "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_SOCKET",
 ]);
+
+/**
+ * Large request bodies are handed to undici in slices of this size, pulled
+ * as the socket drains: that is how s3x sees an upload's progress (for
+ * per-address rates and straggler detection) without touching the socket.
+ */
+const UPLOAD_SLICE_BYTES = 512 * 1024;
 
 /**
  * The AWS SDK's request handler, built on undici: every request the SDK makes
@@ -29,7 +48,9 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     const protocol = request.protocol || "https:";
     const port = request.port ?? (protocol === "http:" ? 80 : 443);
     const host: HostPools = await this.pools.forOrigin(protocol, request.hostname, port);
-    const address = host.pick();
+    const routing = currentRouting();
+    const address = host.pick(routing?.avoid);
+    if (routing) routing.address = address.address;
     const query = buildQueryString(request.query ?? {});
     const path = query ? `${request.path}?${query}` : request.path;
     const headers: Record<string, string> = {};
@@ -75,9 +96,30 @@ function bodyLength(body: unknown): number {
   return 0;
 }
 
+/** Bytes a ranged GET asks for ("bytes=A-B"), or 0 when unknown. */
+function rangeLength(headers: Record<string, string>): number {
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() !== "range") continue;
+    const match = /^bytes=(\d+)-(\d+)$/.exec(value.trim());
+    return match ? Number(match[2]) - Number(match[1]) + 1 : 0;
+  }
+  return 0;
+}
+
+/** A body in slices, each counted as undici pulls it (when the socket has drained the previous one). */
+function* slices(body: Uint8Array, onSlice: (bytes: number) => void): Generator<Uint8Array> {
+  for (let offset = 0; offset < body.byteLength; offset += UPLOAD_SLICE_BYTES) {
+    const slice = body.subarray(offset, Math.min(body.byteLength, offset + UPLOAD_SLICE_BYTES));
+    onSlice(slice.byteLength);
+    yield slice;
+  }
+}
+
 /**
  * Sends one request on the chosen address and resolves as soon as the
  * response headers arrive; the body then flows into a ResponseBody.
+ * Along the way it keeps the address's counters and health, and lets the
+ * host's straggler watch cancel the request if it falls far behind.
  */
 function dispatch(
   address: AddressPool,
@@ -91,20 +133,43 @@ function dispatch(
   return new Promise<HttpResponse>((resolve, reject) => {
     const responseBody = new ResponseBody();
     let started = false;
-    let controllerRef: Dispatcher.DispatchController | undefined;
-    address.inFlight++;
-    address.stats.requests++;
-    address.stats.bytesOut += bodyLength(body);
+    let serverError = false;
     let done = false;
-    const settle = (): void => {
+    let controllerRef: Dispatcher.DispatchController | undefined;
+    let pendingAbort: Error | undefined;
+    // A request cancelled while still connecting (a black-holed address)
+    // or sending must fail now, not when the connect times out.
+    const abort = (reason: Error): void => {
+      if (controllerRef) controllerRef.abort(reason);
+      else pendingAbort = reason;
+      if (done || started) return; // a started body fails through onResponseError
+      // Before the response, undici may not report the abort until its
+      // connect or write finishes: fail the request now.
+      settle();
+      if (!(signal?.aborted && reason === signal.reason)) address.counters.errors++;
+      reject(reason);
+    };
+    address.inFlight++;
+    address.counters.requests++;
+    const sending = bodyLength(body);
+    const tracked: TrackedRequest | undefined = host.stragglers.track(address, Math.max(sending, rangeLength(headers)), abort);
+    let payload: unknown = body ?? null;
+    if (body instanceof Uint8Array && sending >= UPLOAD_SLICE_BYTES * 2) {
+      payload = slices(body, (n) => {
+        address.noteBytesOut(n);
+        tracked?.progress(n);
+      });
+    } else {
+      address.noteBytesOut(sending);
+    }
+    const settle = (succeeded = false): void => {
       if (done) return;
       done = true;
       address.inFlight--;
+      host.stragglers.untrack(tracked, succeeded);
       signal?.removeEventListener("abort", onAbort);
     };
-    const onAbort = (): void => {
-      controllerRef?.abort(abortReason(signal));
-    };
+    const onAbort = (): void => abort(abortReason(signal));
     if (signal?.aborted) {
       settle();
       reject(abortReason(signal));
@@ -117,36 +182,65 @@ function dispatch(
         controllerRef = controller;
         responseBody.attach(controller);
         if (signal?.aborted) controller.abort(abortReason(signal));
+        else if (pendingAbort) controller.abort(pendingAbort);
       },
       onResponseStart(_controller, statusCode, rawHeaders, statusMessage) {
         if (statusCode < 200) return; // 100-continue and friends
         started = true;
+        if (statusCode >= 500) {
+          serverError = true;
+          host.noteServerError(address, statusCode);
+        }
         resolve(new HttpResponse({ statusCode, reason: statusMessage, headers: flattenHeaders(rawHeaders), body: responseBody }));
       },
       onResponseData(_controller, chunk) {
-        address.stats.bytesIn += chunk.length;
+        address.noteBytesIn(chunk.length);
+        // An upload's answer is a few hundred bytes: only GET bodies are payload.
+        if (sending === 0) tracked?.progress(chunk.length);
         noteSocketBytes(chunk.length);
         responseBody.deliver(chunk);
       },
       onResponseEnd() {
-        settle();
+        settle(!serverError);
+        if (!serverError) address.noteSuccess();
         responseBody.finish();
       },
       onResponseError(_controller, err) {
+        if (done && !started) return; // already failed (cancelled while connecting)
         settle();
-        address.stats.errors++;
         const code = (err as NodeJS.ErrnoException).code;
-        if (code && ADDRESS_FAILURE_CODES.has(code)) host.markBad(address);
-        (err as Error & { address?: string }).address ??= address.address;
+        // A cancellation by the caller says nothing about the address.
+        if (!(signal?.aborted && err === signal.reason)) address.counters.errors++;
+        if (code && ADDRESS_FAILURE_CODES.has(code)) host.markBad(address, describeCode(code));
+        if (!(err instanceof StragglerError)) (err as Error & { address?: string }).address ??= address.address;
         if (started) responseBody.fail(err);
         else reject(err);
       },
     };
     address.pool.dispatch(
-      { method, path, headers, body: (body ?? null) as string | Buffer | Uint8Array | null, blocking: false },
+      // undici documents (and implements) iterable bodies; its typings lag behind.
+      { method, path, headers, body: payload as string | Buffer | Uint8Array | null, blocking: false },
       handler,
     );
   });
+}
+
+function describeCode(code: string): string {
+  switch (code) {
+    case "ECONNREFUSED":
+      return "connection refused";
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return "connect timed out";
+    case "ECONNRESET":
+    case "UND_ERR_SOCKET":
+      return "connection reset";
+    case "UND_ERR_HEADERS_TIMEOUT":
+      return "no answer before the first-byte timeout";
+    case "UND_ERR_BODY_TIMEOUT":
+      return "response stalled";
+    default:
+      return code;
+  }
 }
 
 function abortReason(signal: AbortSignal | undefined): Error {

@@ -42,6 +42,7 @@ const NETWORK_CODES = new Set([
   "UND_ERR_CLOSED",
   "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
   "S3X_SHORT_BODY",
+  "S3X_STRAGGLER",
 ]);
 
 /** Plain-words explanations of the codes users meet most. */

@@ -330,7 +330,14 @@ describe("s3x cp (integration, real radosgw)", function () {
           env: s3.env,
           onSpawn: (child) => {
             child.stdin!.end();
-            setTimeout(() => void putTestObject(s3, bucket, "changing.bin", randomBytes(1024)), 1000);
+            // Replace the object once the download is under way (its temp file
+            // exists, so the first range and its ETag have arrived), however
+            // slowly a loaded machine starts the CLI.
+            const replaceWhenStarted = async (): Promise<void> => {
+              while (!(await readdir(out)).some((f) => f.includes(".s3x-"))) await new Promise((r) => setTimeout(r, 50));
+              await putTestObject(s3, bucket, "changing.bin", randomBytes(1024));
+            };
+            void replaceWhenStarted();
           },
         });
         assert.equal(res.code, 1);

@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { AddressResolver } from "../../../src/net/resolver.js";
+import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+
+function hostWith(addresses: string[]): HostPools {
+  return new HostPools("s3.example", "http:", 9, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses, ttlMs: Infinity, source: "pinned" });
+}
+
+describe("net/pools: choosing an address", () => {
+  let host: HostPools;
+  afterEach(async () => {
+    await host?.close();
+  });
+
+  it("round-robins over equally loaded addresses", () => {
+    host = hostWith(["127.0.0.2", "127.0.0.3", "127.0.0.4"]);
+    const picked = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const a = host.pick();
+      a.inFlight++;
+      picked.add(a.address);
+    }
+    assert.equal(picked.size, 3);
+  });
+
+  it("prefers the least loaded address", () => {
+    host = hostWith(["127.0.0.2", "127.0.0.3"]);
+    host.addresses[0].inFlight = 5;
+    host.addresses[1].inFlight = 2;
+    assert.equal(host.pick().address, "127.0.0.3");
+  });
+
+  it("avoids bad addresses, and addresses a request already failed on, while others exist", () => {
+    host = hostWith(["127.0.0.2", "127.0.0.3", "127.0.0.4"]);
+    host.markBad(host.addresses[0], "connection refused");
+    for (let i = 0; i < 10; i++) {
+      const a = host.pick(new Set(["127.0.0.3"]));
+      assert.equal(a.address, "127.0.0.4");
+    }
+    assert.equal(host.stats()[0].state, "bad");
+    assert.equal(host.stats()[0].lastProblem, "connection refused");
+  });
+
+  it("uses bad addresses at once when no good one is left", () => {
+    host = hostWith(["127.0.0.2", "127.0.0.3"]);
+    host.markBad(host.addresses[0], "connection refused");
+    host.markBad(host.addresses[1], "connect timed out");
+    const seen = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      const a = host.pick();
+      a.inFlight++;
+      seen.add(a.address);
+    }
+    assert.equal(seen.size, 2);
+  });
+
+  it("a burst of 5xx puts an address on the bad list; a success clears it", () => {
+    host = hostWith(["127.0.0.2", "127.0.0.3"]);
+    const a = host.addresses[0];
+    for (let i = 0; i < 4; i++) host.noteServerError(a, 503);
+    assert.equal(a.isBad(), false);
+    host.noteServerError(a, 503);
+    assert.equal(a.isBad(), true);
+    a.noteSuccess();
+    assert.equal(a.isBad(), false);
+  });
+
+  it("the bad-list cooldown doubles with failures in a row", () => {
+    host = hostWith(["127.0.0.2"]);
+    const a = host.addresses[0];
+    const t0 = Date.now();
+    a.markBad("x");
+    const first = a.badUntil - t0;
+    a.markBad("x");
+    const second = a.badUntil - t0;
+    assert.ok(second >= 2 * first - 50, `${first} then ${second}`);
+  });
+});

@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { AddressResolver } from "../../../src/net/resolver.js";
+import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { StragglerError, StragglerWatch, DEFAULT_STRAGGLER_OPTIONS } from "../../../src/net/stragglers.js";
+
+const MiB = 1024 * 1024;
+
+describe("net/stragglers", () => {
+  let host: HostPools;
+  let watch: StragglerWatch;
+  beforeEach(() => {
+    host = new HostPools("s3.example", "http:", 9, DEFAULT_NET_OPTIONS, new AddressResolver(), {
+      addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"],
+      ttlMs: Infinity,
+      source: "pinned",
+    });
+    watch = new StragglerWatch(host, { ...DEFAULT_STRAGGLER_OPTIONS, checkEveryMs: 60_000 });
+  });
+  afterEach(async () => {
+    watch.close();
+    await host.close();
+  });
+
+  /** Tracks a request that started `ageSeconds` before `t0`. */
+  function request(addressIndex: number, t0: number, ageSeconds = 0, size = 64 * MiB) {
+    const cancelled: Error[] = [];
+    const r = watch.track(host.addresses[addressIndex], size, (err) => cancelled.push(err))!;
+    (r as { startedAt: number }).startedAt = t0 - ageSeconds * 1000;
+    r.lastProgressAt = r.startedAt;
+    return { r, cancelled };
+  }
+
+  /** Moves every request at its rate (bytes/s) for `seconds`, judging every 250 ms. */
+  function run(rs: { r: { progress(n: number, now: number): void } ; rate: number }[], t0: number, seconds: number): number {
+    let now = t0;
+    for (let step = 0; step < seconds * 4; step++) {
+      now += 250;
+      for (const { r, rate } of rs) if (rate > 0) r.progress(Math.round(rate / 4), now);
+      watch.check(now);
+    }
+    return now;
+  }
+
+  it("leaves healthy requests alone, even when they differ by 3×", () => {
+    const t0 = Date.now() - 10_000;
+    const rs = [request(0, t0), request(1, t0), request(2, t0), request(0, t0)];
+    run(rs.map((x, i) => ({ r: x.r, rate: [3e6, 9e6, 6e6, 5e6][i] })), t0, 3);
+    assert.ok(rs.every((x) => x.cancelled.length === 0));
+  });
+
+  it("cancels a request far slower than its siblings", () => {
+    const t0 = Date.now() - 10_000;
+    const slow = request(0, t0);
+    const others = [request(1, t0), request(2, t0), request(1, t0)];
+    run([{ r: slow.r, rate: 0.5e6 }, ...others.map((x) => ({ r: x.r, rate: 8e6 }))], t0, 2);
+    assert.equal(slow.cancelled.length, 1);
+    assert.ok(slow.cancelled[0] instanceof StragglerError);
+    assert.match(slow.cancelled[0].message, /127\.0\.0\.2 ran at 0\.5 MB\/s while its siblings ran at 8\.0 MB\/s/);
+    assert.ok(others.every((x) => x.cancelled.length === 0));
+    assert.equal(host.addresses[0].counters.stragglers, 1);
+  });
+
+  it("cancels a request that stalls mid-body while siblings progress, and marks its address bad", () => {
+    const t0 = Date.now() - 10_000;
+    const stalled = request(0, t0);
+    const other = request(1, t0);
+    let now = run([{ r: stalled.r, rate: 8e6 }, { r: other.r, rate: 8e6 }], t0, 1);
+    now = run([{ r: other.r, rate: 8e6 }], now, 2.5);
+    assert.equal(stalled.cancelled.length, 1);
+    assert.match(stalled.cancelled[0].message, /stalled for 2\.0 s/);
+    assert.equal(host.addresses[0].isBad(), true);
+    assert.equal(other.cancelled.length, 0);
+  });
+
+  it("cancels a request that gets no first byte (black-holed connect) while siblings progress", () => {
+    const t0 = Date.now() - 10_000;
+    const waiting = request(0, t0);
+    const other = request(1, t0);
+    run([{ r: other.r, rate: 8e6 }], t0, 1.5);
+    assert.equal(waiting.cancelled.length, 1);
+    assert.match(waiting.cancelled[0].message, /sent no data for 1\.0 s/);
+  });
+
+  it("judges nothing when everything stops (the server, not an address)", () => {
+    const t0 = Date.now() - 10_000;
+    const a = request(0, t0);
+    const b = request(1, t0);
+    let now = run([{ r: a.r, rate: 8e6 }, { r: b.r, rate: 8e6 }], t0, 1);
+    now = run([], now, 5);
+    assert.equal(a.cancelled.length + b.cancelled.length, 0);
+  });
+
+  it("ignores small requests", () => {
+    const r = watch.track(host.addresses[0], 64 * 1024, () => undefined);
+    assert.equal(r, undefined);
+  });
+});
