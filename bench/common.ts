@@ -1,11 +1,18 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureRadosgwInstalled, startRadosgw, type RadosgwOptions, type RadosgwServer } from "../test/support/radosgw.js";
 
+// The SDK's "future releases need Node 22" notice is noise in benchmark output.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 /** The CLI under test, as users run it. */
 export const S3X_BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "s3x.js");
+
+/** The repository's root (bench scripts run from dist/bench/). */
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** `--name N` from the command line, or the fallback. */
 export function arg(name: string, fallback: number): number {
@@ -13,8 +20,41 @@ export function arg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
+/** `--name VALUE` from the command line as text, or the fallback. */
+export function argText(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
+}
+
+/** Whether `--name` is on the command line. */
+export function flag(name: string): boolean {
+  return process.argv.includes(`--${name}`);
+}
+
+/**
+ * CPU-seconds (user + system) the given processes have used so far, from
+ * /proc/PID/stat (utime, stime in USER_HZ = 100 ticks per second). Read before
+ * and after a command, the difference is what the server spent on it.
+ */
+export function serverCpuSeconds(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // a daemon that exited has nothing to add
+    }
+  }
+  return total;
+}
+
+/** The middle value; the mean of the two middle ones for an even count. */
 export function median(values: number[]): number {
-  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /**
