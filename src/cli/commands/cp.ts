@@ -184,7 +184,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
   }
   if (source.kind === "s3" && dest.kind === "stream") {
     const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize));
+    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize));
     return { source: formatLocation(source), destination: "-", bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "s3") {

@@ -1,5 +1,5 @@
 import { write as fsWrite } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
+import type { Writable } from "node:stream";
 import type { ByteWriter } from "./ordered-writer.js";
 
 /**
@@ -7,27 +7,46 @@ import type { ByteWriter } from "./ordered-writer.js";
  * through process.stdout: Node makes stdout pipes blocking on Linux, and a
  * slow reader would then freeze the event loop, starving every download and
  * tripping stall timeouts. Here only one pool thread waits for the reader.
+ *
+ * A descriptor in non-blocking mode (set so by the parent, or by Node once
+ * something opened process.stdout) answers EAGAIN whenever the pipe is full;
+ * the writer then hands the rest to a Node stream over the same descriptor,
+ * whose libuv handle waits for the reader properly instead of polling.
  */
 export class FdWriter implements ByteWriter {
-  constructor(private readonly fd: number) {}
+  private stream: Writable | undefined;
+
+  constructor(
+    private readonly fd: number,
+    private readonly openStream?: () => Writable,
+  ) {}
 
   async write(data: Buffer): Promise<void> {
     let done = 0;
-    let idle = 1;
     while (done < data.length) {
+      if (this.stream) return writeToStream(this.stream, data.subarray(done));
       try {
         done += await writeOnce(this.fd, data, done, data.length - done);
-        idle = 1;
       } catch (err) {
-        // A descriptor inherited in non-blocking mode: wait for the reader.
-        if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-        await sleep(idle);
-        idle = Math.min(idle * 2, 50);
+        if ((err as NodeJS.ErrnoException).code !== "EAGAIN" || !this.openStream) throw err;
+        this.stream = this.openStream();
       }
     }
   }
 
   async end(): Promise<void> {}
+}
+
+function writeToStream(stream: Writable, data: Buffer): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    stream.once("error", onError);
+    stream.write(data, (err) => {
+      stream.off("error", onError);
+      if (err) reject(err);
+      else resolve();
+    });
+  });
 }
 
 function writeOnce(fd: number, data: Buffer, offset: number, length: number): Promise<number> {
