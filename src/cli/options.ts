@@ -1,3 +1,5 @@
+import { lookup as guessContentType } from "mime-types";
+import type { ObjectAttributes } from "../s3/operations.js";
 import type { Argv } from "yargs";
 import { DEFAULT_NET_OPTIONS, type NetOptions } from "../net/pools.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
@@ -117,6 +119,28 @@ export function maxMemoryOf(args: CommonArgs): number {
   const bytes = parseSize(args["max-memory"]);
   if (bytes < 16 * 1024 * 1024) throw new UsageError(`--max-memory ${args["max-memory"]} is too small (at least 16MiB)`);
   return bytes;
+}
+
+/** The options that set what uploaded objects carry. */
+export interface AttributeArgs {
+  "content-type"?: string;
+  "storage-class"?: string;
+  metadata?: string;
+}
+
+/**
+ * What s3x sets on an object it writes: the given Content-Type or one
+ * guessed from the file name, the storage class, the user's metadata and,
+ * when known, the file's mtime (as rclone does, so it survives S3's upload time).
+ */
+export function objectAttributes(args: AttributeArgs, fileName?: string, mtimeMs?: number): ObjectAttributes {
+  const guessed = fileName ? guessContentType(fileName) : false;
+  const metadata = parseMetadata(args.metadata);
+  return {
+    contentType: args["content-type"] ?? (guessed || undefined),
+    storageClass: args["storage-class"],
+    metadata: mtimeMs === undefined ? metadata : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
+  };
 }
 
 export function parseMetadata(text: string | undefined): Record<string, string> | undefined {

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { S3Client } from "@aws-sdk/client-s3";
 import PQueue from "p-queue";
 import { MemoryBudget } from "./memory.js";
-import type { RetryPolicy } from "./retry.js";
+import type { RetryHooks, RetryPolicy } from "./retry.js";
 import type { RequestFailure } from "../s3/errors.js";
 
 /** What the engine tells the outside world while it works (the CLI draws it). */
@@ -82,4 +82,15 @@ export async function acquirePartBuffer(ctx: TransferContext, size: number, sign
 /** Resolves when no task is waiting in the queue (all queued work is running). */
 export function waitForQueueRoom(ctx: TransferContext): Promise<void> {
   return ctx.queue.onSizeLessThan(1);
+}
+
+/** Retry hooks that count retries in the command's stats, for `signal`. */
+export function retryHooks(ctx: TransferContext, signal: AbortSignal = ctx.signal): RetryHooks {
+  return {
+    signal,
+    onRetry: (failure) => {
+      ctx.stats.retries++;
+      ctx.stats.lastRetry = failure;
+    },
+  };
 }

@@ -1,6 +1,5 @@
 import { MAX_SINGLE_COPY_SIZE, partAt, planParts, uploadPartSize } from "../plan/parts.js";
 import {
-  abortMultipartUpload,
   completeMultipartUpload,
   copyObject,
   createMultipartUpload,
@@ -10,8 +9,9 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { childController, waitForQueueRoom, type TransferContext } from "./context.js";
-import { withRetries, type RetryHooks } from "./retry.js";
+import { childController, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
+import { abortQuietly } from "./upload.js";
+import { withRetries } from "./retry.js";
 import { TaskGroup } from "./task-group.js";
 
 export interface CopyOptions {
@@ -29,13 +29,7 @@ export interface CopyOptions {
  * pinned to the source's ETag so a source replaced mid-copy fails.
  */
 export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest: ObjectRef, options: CopyOptions): Promise<{ size: number }> {
-  const hooks: RetryHooks = {
-    signal: ctx.signal,
-    onRetry: (failure) => {
-      ctx.stats.retries++;
-      ctx.stats.lastRetry = failure;
-    },
-  };
+  const hooks = retryHooks(ctx);
   const src = `s3://${source.bucket}/${source.key}`;
   const info = await withRetries(`HEAD ${src}`, ctx.retry, () => {
     ctx.stats.requests++;
@@ -96,9 +90,7 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   } catch (err) {
     controller.abort(err);
     await group.settle();
-    if (!options.keepFailedUpload) {
-      await withRetries("AbortMultipartUpload", { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
-    }
+    if (!options.keepFailedUpload) await abortQuietly(ctx, dest, uploadId);
     throw group.firstError ?? err;
   } finally {
     dispose();

@@ -1,6 +1,6 @@
 import { partAt, planParts } from "../plan/parts.js";
 import { getRange, headObject, type ObjectRef, type RangeResult } from "../s3/operations.js";
-import { acquirePartBuffer, childController, type TransferContext } from "./context.js";
+import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
 import { RequestError, withRetries } from "./retry.js";
 import type { DownloadSink } from "./sinks/download-sink.js";
 import { TaskGroup } from "./task-group.js";
@@ -122,12 +122,6 @@ function fetchRange(
       });
       return { ...result, bytes: received };
     },
-    {
-      signal,
-      onRetry: (failure) => {
-        ctx.stats.retries++;
-        ctx.stats.lastRetry = failure;
-      },
-    },
+    retryHooks(ctx, signal),
   );
 }

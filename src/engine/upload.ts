@@ -10,8 +10,8 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { acquirePartBuffer, childController, type TransferContext } from "./context.js";
-import { withRetries, type RetryHooks } from "./retry.js";
+import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
+import { withRetries } from "./retry.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
 import { TaskGroup } from "./task-group.js";
 
@@ -28,16 +28,6 @@ export interface UploadOptions {
 export interface UploadResult {
   size: number;
   parts: number;
-}
-
-function retryHooks(ctx: TransferContext, signal: AbortSignal): RetryHooks {
-  return {
-    signal,
-    onRetry: (failure) => {
-      ctx.stats.retries++;
-      ctx.stats.lastRetry = failure;
-    },
-  };
 }
 
 function describe(ref: ObjectRef): string {
@@ -237,6 +227,6 @@ async function multipartUpload(ctx: TransferContext, dest: ObjectRef, options: U
 }
 
 /** Best effort, a few attempts, never masking the original error. */
-async function abortQuietly(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<void> {
+export async function abortQuietly(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<void> {
   await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
 }

@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
 import { mkdir, open, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { lookup as guessContentType } from "mime-types";
 import type { Argv } from "yargs";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { downloadPartSize, parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE } from "../../plan/parts.js";
-import type { ObjectAttributes, ObjectRef } from "../../s3/operations.js";
+import type { ObjectRef } from "../../s3/operations.js";
 import type { AddressStats } from "../../net/pools.js";
 import { downloadObject } from "../../engine/download.js";
 import { uploadFile, uploadStream, type UploadOptions } from "../../engine/upload.js";
@@ -14,7 +13,7 @@ import { FileSink } from "../../engine/sinks/file-sink.js";
 import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
 import { FdWriter } from "../../engine/sinks/fd-writer.js";
 import { FdSource } from "../../engine/sources/stdin-source.js";
-import { parseMetadata, withCommonOptions, type CommonArgs } from "../options.js";
+import { objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
 import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
 import { summaryLine } from "../output.js";
@@ -148,7 +147,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
   const uploadOptions = (contentTypeFrom?: string): UploadOptions => ({
     multipartThreshold: threshold,
     partSize,
-    attributes: attributes(args, contentTypeFrom),
+    attributes: objectAttributes(args, contentTypeFrom),
     keepFailedUpload: args["keep-failed-uploads"],
   });
 
@@ -193,7 +192,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
     const replace = args["content-type"] !== undefined || args.metadata !== undefined || args["storage-class"] !== undefined;
     const copyThreshold = parseSize(args["copy-threshold"]);
     if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
-    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes: replace ? attributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
+    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes: replace ? objectAttributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
     return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
   }
   throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
@@ -208,14 +207,7 @@ function reorderWindow(concurrency: number): number {
   return concurrency + 4;
 }
 
-function attributes(args: CpArgs, fileName?: string): ObjectAttributes {
-  const guessed = fileName ? guessContentType(fileName) : false;
-  return {
-    contentType: args["content-type"] ?? (guessed || undefined),
-    storageClass: args["storage-class"],
-    metadata: parseMetadata(args.metadata),
-  };
-}
+
 
 /**
  * The file a download writes: the path itself, or the key's base name inside

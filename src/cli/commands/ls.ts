@@ -3,7 +3,8 @@ import { parseLocation, UsageError } from "../../plan/location.js";
 import { formatSize } from "../../plan/parts.js";
 import { withRetries } from "../../engine/retry.js";
 import { inProgressUploads } from "../../engine/uploads.js";
-import { listBuckets, listObjectsPage, listPages } from "../../s3/list.js";
+import { listBuckets } from "../../s3/list.js";
+import { listObjectPages } from "../../engine/listing.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
 
@@ -58,10 +59,7 @@ export async function runLs(args: LsArgs): Promise<number> {
     let count = 0;
     let total = 0;
     const size = (n: number): string => (args["human-readable"] ? formatSize(n) : String(n)).padStart(10);
-    const pages = listPages((token) =>
-      withRetries(`ListObjectsV2 s3://${loc.bucket}/${loc.key}`, ctx.retry, () =>
-        listObjectsPage(ctx.client, loc.bucket, loc.key, { token, delimiter: args.recursive ? undefined : "/", signal: ctx.signal }), { signal: ctx.signal }),
-    );
+    const pages = listObjectPages(ctx, loc.bucket, loc.key, args.recursive ? undefined : "/");
     const base = args.recursive ? "" : loc.key.slice(0, loc.key.lastIndexOf("/") + 1);
     for await (const page of pages) {
       const lines: string[] = [];

@@ -6,7 +6,8 @@ import { deleteKeys } from "../../engine/delete.js";
 import { abortUpload, inProgressUploads } from "../../engine/uploads.js";
 import { withRetries } from "../../engine/retry.js";
 import type { ObjectResult } from "../../engine/batch.js";
-import { deleteObject, listObjectsPage, listPages } from "../../s3/list.js";
+import { deleteObject } from "../../s3/list.js";
+import { listObjectPages } from "../../engine/listing.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { reportError } from "../errors.js";
 import { Session } from "../session.js";
@@ -68,10 +69,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     const prefix = asDirectoryPrefix(loc.key);
     const filters = compileFilters(filtersFromArgv(argv));
     const pending: Promise<void>[] = [];
-    const pages = listPages((token) =>
-      withRetries(`ListObjectsV2 s3://${loc.bucket}/${prefix}`, ctx.retry, () => listObjectsPage(ctx.client, loc.bucket, prefix, { token, signal: ctx.signal }), { signal: ctx.signal }),
-    );
-    for await (const page of pages) {
+    for await (const page of listObjectPages(ctx, loc.bucket, prefix)) {
       const keys = page.objects.map((o) => o.key).filter((key) => isIncluded(filters, key.slice(prefix.length)));
       if (args.dryrun) {
         for (const key of keys) report({ action: "delete", source: `s3://${loc.bucket}/${key}`, destination: "", size: 0, status: "dryrun" });

@@ -1,23 +1,21 @@
 import { mkdir, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
-import { lookup as guessContentType } from "mime-types";
 import type { Argv } from "yargs";
 import { compileFilters, filtersFromArgv, isIncluded, type FilterSet } from "../../plan/filters.js";
 import { asDirectoryPrefix, placeKey } from "../../plan/keys.js";
 import { formatLocation, UsageError, type Location } from "../../plan/location.js";
 import { downloadPartSize, formatSize, parseSize } from "../../plan/parts.js";
-import { needsCopy, type EntryState, type SyncDirection } from "../../plan/sync.js";
+import { needsCopy, type EntryState } from "../../plan/sync.js";
 import { ObjectBatch, type ObjectResult } from "../../engine/batch.js";
 import { copyS3Object } from "../../engine/copy.js";
 import { downloadObject } from "../../engine/download.js";
-import { withRetries } from "../../engine/retry.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
 import { uploadFile } from "../../engine/upload.js";
 import { walkFiles, type LocalEntry } from "../../engine/walk.js";
-import { listObjectsPage, listPages, type ListedObject } from "../../s3/list.js";
+import type { ListedObject } from "../../s3/list.js";
+import { listObjectPages } from "../../engine/listing.js";
 import { deleteKeys } from "../../engine/delete.js";
-import type { ObjectAttributes } from "../../s3/operations.js";
-import { parseMetadata } from "../options.js";
+import { objectAttributes } from "../options.js";
 import { reportError } from "../errors.js";
 import type { CpArgs } from "./cp.js";
 import type { Session } from "../session.js";
@@ -44,7 +42,6 @@ interface Reporter {
   result(result: ObjectResult): void;
 }
 
-const DELETE_BATCH = 1000;
 
 /**
  * cp --recursive and sync: every object under a directory or prefix. The
@@ -63,6 +60,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   const sync = mode === "sync";
   const rules = { sizeOnly: args["size-only"] === true, exactTimestamps: args["exact-timestamps"] === true };
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
+  const multipartThreshold = parseSize(args["multipart-threshold"]);
   const started = Date.now();
 
   if (source.kind === "local" && dest.kind === "s3") {
@@ -95,8 +93,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       }
       session.progress.addObjects(1);
       await batch.submit(item, async () => {
-        const attributes = uploadAttributes(args, entry.relativePath, entry.mtimeMs);
-        const result = await uploadFile(ctx, entry.absolutePath, { bucket: dest.bucket, key }, { multipartThreshold: parseSize(args["multipart-threshold"]), partSize, attributes, keepFailedUpload: args["keep-failed-uploads"] });
+        const attributes = objectAttributes(args, entry.relativePath, entry.mtimeMs);
+        const result = await uploadFile(ctx, entry.absolutePath, { bucket: dest.bucket, key }, { multipartThreshold, partSize, attributes, keepFailedUpload: args["keep-failed-uploads"] });
         return result.size;
       });
     }
@@ -196,16 +194,6 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   return summary.failed > 0 ? 1 : 0;
 }
 
-function uploadAttributes(args: SetArgs, name: string, mtimeMs: number): ObjectAttributes {
-  const guessed = guessContentType(name);
-  return {
-    contentType: args["content-type"] ?? (guessed || undefined),
-    storageClass: args["storage-class"],
-    // The file's mtime travels with the object (as rclone does), so it is not lost to S3's upload time.
-    metadata: { ...parseMetadata(args.metadata), mtime: (mtimeMs / 1000).toFixed(3) },
-  };
-}
-
 function makeReporter(args: SetArgs): Reporter {
   return {
     result(r) {
@@ -229,14 +217,7 @@ function makeReporter(args: SetArgs): Reporter {
 function listing(session: Session, bucket: string, prefix: string): AsyncGenerator<ListedObject> {
   const ctx = session.context;
   return (async function* () {
-    for await (const page of listPages((token) =>
-      withRetries(`ListObjectsV2 s3://${bucket}/${prefix}`, ctx.retry, () => {
-        ctx.stats.requests++;
-        return listObjectsPage(ctx.client, bucket, prefix, { token, signal: ctx.signal });
-      }, { signal: ctx.signal }),
-    )) {
-      yield* page.objects;
-    }
+    for await (const page of listObjectPages(ctx, bucket, prefix)) yield* page.objects;
   })();
 }
 
