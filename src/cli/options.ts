@@ -8,6 +8,8 @@ import { parseDnsServers, parsePinnedAddresses } from "../net/resolver.js";
 import { parseSize } from "../plan/parts.js";
 import { UsageError } from "../plan/location.js";
 import type { S3Settings } from "../s3/client.js";
+import type { ChecksumAlgorithm } from "../s3/operations.js";
+import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
 
 /** Connections assumed per 1 Gbit/s of target throughput (CRT: ~0.4 Gbit/s, ~50 MB/s each). */
 const GBPS_PER_CONNECTION = 0.4;
@@ -169,3 +171,24 @@ function positive(name: string, value: number): void {
   if (!(value > 0)) throw new UsageError(`--${name} must be a positive number, got ${value}`);
 }
 
+
+/**
+ * The checksum uploads carry: --checksum-algorithm, else $S3X_CHECKSUM_ALGORITHM,
+ * else CRC32C on AWS S3 (which stores and checks it) and none on other
+ * endpoints, many of which reject or ignore x-amz-checksum-* headers.
+ */
+export function checksumAlgorithmOf(args: { "checksum-algorithm"?: string; "endpoint-url"?: string }): ChecksumAlgorithm | undefined {
+  const given = args["checksum-algorithm"] ?? process.env.S3X_CHECKSUM_ALGORITHM;
+  if (given !== undefined) {
+    let parsed: ChecksumAlgorithm | "none";
+    try {
+      parsed = parseChecksumAlgorithm(given);
+    } catch (err) {
+      throw new UsageError(`--checksum-algorithm: ${(err as Error).message}`);
+    }
+    return parsed === "none" ? undefined : parsed;
+  }
+  const endpoint = args["endpoint-url"] ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+  if (endpoint === undefined) return "CRC32C";
+  return /^https?:\/\/([^/]*\.)?amazonaws\.com(:\d+)?(\/|$)/i.test(endpoint) ? "CRC32C" : undefined;
+}

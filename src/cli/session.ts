@@ -24,6 +24,8 @@ export class Session {
   };
 
   private debugTimer: NodeJS.Timeout | undefined;
+  /** The endpoint's identity for local resume records ("aws" for AWS S3). */
+  readonly endpoint: string;
 
   constructor(readonly args: CommonArgs, options: { progressAllowed: boolean }) {
     const concurrency = concurrencyOf(args);
@@ -31,7 +33,9 @@ export class Session {
     const retry = retryPolicy(args);
     this.retry = retry;
     const debug = args.debug ? (line: string) => process.stderr.write(`s3x: debug: ${line}\n`) : undefined;
-    this.connection = connect(s3Settings(args, concurrency, debug));
+    const settings = s3Settings(args, concurrency, debug);
+    this.endpoint = settings.endpointUrl ?? "aws";
+    this.connection = connect(settings);
     if (debug) {
       // Once a second while the command runs: what every address is doing.
       this.debugTimer = setInterval(() => void this.printAddressStats(debug), 1_000);
@@ -39,7 +43,11 @@ export class Session {
     }
     const showBar = options.progressAllowed && args.progress && !args.quiet && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
-    this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress });
+    this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress,
+      notify: (message) => {
+        if (!args.quiet) process.stderr.write(`s3x: ${message}\n`);
+      },
+    });
     setMaxListeners(0, this.controller.signal);
     process.on("SIGINT", this.onSignal);
     process.on("SIGTERM", this.onSignal);

@@ -18,6 +18,14 @@ export interface EngineStats {
   requests: number;
   retries: number;
   lastRetry?: RequestFailure;
+  /** Object bytes that went over the network, each direction (a re-sent part counts again). */
+  bytesSent: number;
+  bytesReceived: number;
+  /** Parts and bytes a resumed transfer found already done and verified, so did not transfer. */
+  reusedParts: number;
+  reusedBytes: number;
+  /** Objects whose checksum (or MD5 ETag) was verified end to end. */
+  verifiedObjects: number;
 }
 
 /**
@@ -34,6 +42,8 @@ export interface TransferContext {
   signal: AbortSignal;
   progress: ProgressListener;
   stats: EngineStats;
+  /** Tells the user something worth knowing that is not an error (an interrupted upload kept, a resume point found). */
+  notify(message: string): void;
 }
 
 export interface ContextOptions {
@@ -43,6 +53,7 @@ export interface ContextOptions {
   retry: RetryPolicy;
   signal: AbortSignal;
   progress?: ProgressListener;
+  notify?: (message: string) => void;
 }
 
 export function createContext(options: ContextOptions): TransferContext {
@@ -53,7 +64,8 @@ export function createContext(options: ContextOptions): TransferContext {
     retry: options.retry,
     signal: options.signal,
     progress: options.progress ?? { addTotal() {}, addDone() {} },
-    stats: { requests: 0, retries: 0 },
+    stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0 },
+    notify: options.notify ?? (() => {}),
   };
 }
 

@@ -1,8 +1,12 @@
+import { createHash } from "node:crypto";
 import { partAt, planParts } from "../plan/parts.js";
-import { getRange, headObject, type ObjectRef, type RangeResult } from "../s3/operations.js";
+import { coveredBytes, missingRanges, type ByteRange } from "../plan/ranges.js";
+import { getRange, headObject, type ChecksumValue, type ObjectRef, type RangeResult } from "../s3/operations.js";
 import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
+import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
+import { isInterruption } from "./resume/interruption.js";
 import { RequestError, withRetries } from "./retry.js";
-import type { DownloadSink } from "./sinks/download-sink.js";
+import type { DownloadSink, PartialDownload } from "./sinks/download-sink.js";
 import { TaskGroup } from "./task-group.js";
 
 export interface DownloadResult {
@@ -11,74 +15,343 @@ export interface DownloadResult {
   lastModified?: Date;
 }
 
+export interface DownloadOptions {
+  /** Continue an interrupted download from what its file sink kept, instead of starting over. */
+  resume?: boolean;
+  /** Check a single-part object's bytes against its MD5 ETag. */
+  verifyEtag?: boolean;
+}
+
+/** The downloaded bytes do not match the checksum S3 stored (or the MD5 ETag). */
+export class ChecksumMismatchError extends Error {
+  readonly code = "S3X_CHECKSUM_MISMATCH";
+}
+
+function describe(ref: ObjectRef): string {
+  return `s3://${ref.bucket}/${ref.key}`;
+}
+
 /**
  * One object download (a "meta request" in aws-c-s3's terms): the first
  * ranged GET reveals the size and ETag, the other ranges are fetched
  * concurrently with If-Match on that ETag, so an object replaced mid-way
  * fails instead of mixing two versions. Parts go to the sink as they land.
+ *
+ * Integrity: when S3 stores a full-object CRC (asked for with
+ * x-amz-checksum-mode), each range's CRC is computed as it lands and the
+ * combination is compared with it before the file gets its final name. A
+ * mismatch removes the temporary file and the object is fetched once more,
+ * not again and again: corruption that repeats is reported.
  */
-export async function downloadObject(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, partSize: number, sizeHint?: number): Promise<DownloadResult> {
-  const { controller, dispose } = childController(ctx.signal);
-  const signal = controller.signal;
-  const group = new TaskGroup(controller);
+export async function downloadObject(
+  ctx: TransferContext,
+  ref: ObjectRef,
+  sink: DownloadSink,
+  partSize: number,
+  sizeHint?: number,
+  options: DownloadOptions = {},
+): Promise<DownloadResult> {
   try {
-    // A listing already told the size: a small object needs a small buffer.
-    const firstSize = sizeHint !== undefined && sizeHint > 0 ? Math.min(partSize, sizeHint) : partSize;
-    if (sizeHint === 0) return await downloadEmpty(ctx, ref, sink, signal);
-    const firstBuffer = await ctx.memory.acquire(firstSize, signal);
-    let first: RangeResult;
-    try {
-      first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal), { signal });
-    } catch (err) {
-      ctx.memory.release(firstBuffer);
-      // A range on an empty object is unsatisfiable (416): confirm with HEAD.
-      if (err instanceof RequestError && err.failure.status === 416) return await downloadEmpty(ctx, ref, sink, signal);
-      throw err;
-    }
-    if (!first.ranged && first.objectSize > firstSize) {
-      ctx.memory.release(firstBuffer);
-      throw new Error(`GET s3://${ref.bucket}/${ref.key}: the server ignored the Range header`);
-    }
-    const size = first.objectSize;
-    ctx.progress.addTotal(size);
-    ctx.progress.addDone(0);
-    await sink.open(size);
-    group.add(sink.write(0, 0, firstBuffer.subarray(0, first.bytes)).finally(() => ctx.memory.release(firstBuffer)));
+    return await downloadOnce(ctx, ref, sink, partSize, sizeHint, options);
+  } catch (err) {
+    // A file can be fetched again from scratch; bytes already sent to a stream cannot.
+    if (!(err instanceof ChecksumMismatchError) || !sink.forgetPrevious) throw err;
+    ctx.notify(`${err.message}; fetching it once more`);
+    return await downloadOnce(ctx, ref, sink, partSize, sizeHint, { ...options, resume: false });
+  }
+}
 
-    // The rest of the object, after the first response, in part-size ranges.
-    const rest = planParts(size - first.bytes, partSize);
-    for (let i = 1; i <= rest.count && !group.failed; i++) {
-      const tail = partAt(rest, i - 1);
-      const part = { offset: first.bytes + tail.offset, length: tail.length };
-      if (sink.waitForRoom) await sink.waitForRoom(i);
-      // Buffers are taken in part order, so the part the sink needs next
-      // always holds one: an ordered sink can never deadlock the budget.
-      const buffer = await acquirePartBuffer(ctx, partSize, signal);
-      const end = part.offset + part.length - 1;
-      group.add(
-        ctx.queue
-          .add(() => fetchRange(ctx, ref, part.offset, end, first.etag || undefined, buffer, signal), { signal })
-          .then(() => sink.write(i, part.offset, buffer.subarray(0, part.length)))
-          .finally(() => ctx.memory.release(buffer)),
-      );
+/** What one download run shares between its range fetches. */
+interface Run {
+  ctx: TransferContext;
+  ref: ObjectRef;
+  sink: DownloadSink;
+  signal: AbortSignal;
+  group: TaskGroup;
+  /** The stored full-object CRC to check against, once known (undefined: nothing to check). */
+  expected: Promise<ChecksumValue | undefined>;
+  digests: RangeDigest[];
+}
+
+async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, partSize: number, sizeHint: number | undefined, options: DownloadOptions): Promise<DownloadResult> {
+  const { controller, dispose } = childController(ctx.signal);
+  const run: Run = { ctx, ref, sink, signal: controller.signal, group: new TaskGroup(controller), expected: Promise.resolve(undefined), digests: [] };
+  try {
+    const previous = await previousDownload(ctx, ref, sink, options);
+    if (previous) {
+      const resumed = await resumeDownload(run, previous, partSize, options);
+      if (resumed) return resumed;
     }
-    await group.wait();
-    await sink.commit({ lastModified: first.lastModified });
-    return { size, etag: first.etag, lastModified: first.lastModified };
+    return await freshDownload(run, partSize, sizeHint, options);
   } catch (err) {
     controller.abort(err);
-    await group.settle();
-    await sink.discard();
-    throw group.firstError ?? err;
+    await run.group.settle();
+    const failure = run.group.firstError ?? err;
+    const kept = await sink.discard(isInterruption(failure, ctx.signal) && !(failure instanceof ChecksumMismatchError));
+    if (kept && sink.previous) {
+      const partial = await sink.previous();
+      if (partial) {
+        ctx.notify(
+          `kept the partial download of ${describe(ref)} (${coveredBytes(partial.done)} of ${partial.identity.size} bytes in ${partial.location}): ` +
+            `run the same command with --resume to finish it`,
+        );
+      }
+    }
+    throw failure;
   } finally {
     dispose();
   }
 }
 
+/** An earlier interrupted download into this sink: returned to resume it, else reported and removed. */
+async function previousDownload(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, options: DownloadOptions): Promise<PartialDownload | undefined> {
+  const previous = sink.previous ? await sink.previous() : undefined;
+  if (!previous) return undefined;
+  if (options.resume && previous.identity.size >= 0) return previous;
+  ctx.notify(
+    `found an interrupted download of ${describe(ref)} (${coveredBytes(previous.done)} of ${previous.identity.size} bytes in ${previous.location}); ` +
+      `starting over (add --resume to continue it instead)`,
+  );
+  await sink.forgetPrevious?.();
+  return undefined;
+}
+
+async function freshDownload(run: Run, partSize: number, sizeHint: number | undefined, options: DownloadOptions): Promise<DownloadResult> {
+  const { ctx, ref, sink, signal, group } = run;
+  // A listing already told the size: a small object needs a small buffer.
+  const firstSize = sizeHint !== undefined && sizeHint > 0 ? Math.min(partSize, sizeHint) : partSize;
+  if (sizeHint === 0) return await downloadEmpty(ctx, ref, sink, signal);
+  const firstBuffer = await ctx.memory.acquire(firstSize, signal);
+  let first: RangeResult;
+  try {
+    first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal), { signal });
+  } catch (err) {
+    ctx.memory.release(firstBuffer);
+    // A range on an empty object is unsatisfiable (416): confirm with HEAD.
+    if (err instanceof RequestError && err.failure.status === 416) return await downloadEmpty(ctx, ref, sink, signal);
+    throw err;
+  }
+  if (!first.ranged && first.objectSize > firstSize) {
+    ctx.memory.release(firstBuffer);
+    throw new Error(`GET ${describe(ref)}: the server ignored the Range header`);
+  }
+  const size = first.objectSize;
+  ctx.progress.addTotal(size);
+  ctx.progress.addDone(0);
+  run.expected = expectedChecksum(run, first, size);
+  await sink.open(size, { etag: first.etag, size });
+  const firstData = firstBuffer.subarray(0, first.bytes);
+  // MD5 is a running hash: a one-range object is hashed now, a bigger one read back at the end.
+  const firstMd5 = options.verifyEtag && first.bytes === size ? createHash("md5").update(firstData).digest("hex") : undefined;
+  group.add(
+    recordDigest(run, 0, firstData)
+      .then(() => sink.write(0, 0, firstData))
+      .finally(() => ctx.memory.release(firstBuffer)),
+  );
+
+  // The rest of the object, after the first response, in part-size ranges.
+  const rest = planParts(size - first.bytes, partSize);
+  const ranges: ByteRange[] = [];
+  for (let i = 0; i < rest.count; i++) {
+    const tail = partAt(rest, i);
+    ranges.push({ offset: first.bytes + tail.offset, length: tail.length });
+  }
+  await fetchRanges(run, ranges, 1, first.etag, partSize);
+  await group.wait();
+  await verify(run, size, [], first.etag, options, firstMd5);
+  await sink.commit({ lastModified: first.lastModified });
+  return { size, etag: first.etag, lastModified: first.lastModified };
+}
+
+/**
+ * Continues a download from the ranges an earlier run wrote: the first
+ * missing range is fetched with If-Match on the recorded ETag, so a changed
+ * object (412, or another size) starts the download over instead of mixing
+ * versions. Returns undefined when it must start over.
+ */
+async function resumeDownload(run: Run, previous: PartialDownload, partSize: number, options: DownloadOptions): Promise<DownloadResult | undefined> {
+  const { ctx, ref, sink, signal } = run;
+  const { etag, size } = previous.identity;
+  const missing = missingRanges(previous.done, size, partSize);
+  const have = size - missing.reduce((sum, r) => sum + r.length, 0);
+  const startOver = (why: string): undefined => {
+    ctx.notify(`cannot resume the download of ${describe(ref)}: ${why}; starting over`);
+    return undefined;
+  };
+  let lastModified: Date | undefined;
+  let first: { range: ByteRange; buffer: Buffer } | undefined;
+  if (missing.length === 0) {
+    // Every byte is on disk (killed just before the rename): confirm it is still that object.
+    const info = await withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), retryHooks(ctx, signal));
+    if (info.etag !== etag || info.size !== size) return startOver("the object changed since");
+    lastModified = info.lastModified;
+    run.expected = Promise.resolve(info.checksumType === "FULL_OBJECT" && info.checksum && isCrc(info.checksum.algorithm) ? info.checksum : undefined);
+  } else {
+    const range = missing[0]!;
+    const buffer = await ctx.memory.acquire(range.length, signal);
+    let result: RangeResult;
+    try {
+      result = await ctx.queue.add(() => fetchRange(ctx, ref, range.offset, range.offset + range.length - 1, etag || undefined, buffer, signal), { signal });
+    } catch (err) {
+      ctx.memory.release(buffer);
+      if (err instanceof RequestError && err.failure.status === 412) return startOver("the object changed since");
+      throw err;
+    }
+    if (result.objectSize !== size) {
+      ctx.memory.release(buffer);
+      return startOver("the object changed size since");
+    }
+    lastModified = result.lastModified;
+    run.expected = expectedChecksum(run, result, size);
+    first = { range, buffer };
+  }
+  ctx.notify(`resuming the download of ${describe(ref)}: ${have} of ${size} bytes already on disk`);
+  ctx.stats.reusedParts += previous.done.length;
+  ctx.stats.reusedBytes += have;
+  ctx.progress.addTotal(size);
+  ctx.progress.addDone(have - (first ? first.range.length : 0));
+  await sink.reopen!();
+  if (first) {
+    const { range, buffer } = first;
+    const data = buffer.subarray(0, range.length);
+    run.group.add(
+      recordDigest(run, range.offset, data)
+        .then(() => sink.write(0, range.offset, data))
+        .finally(() => ctx.memory.release(buffer)),
+    );
+  }
+  await fetchRanges(run, missing.slice(1), 1, etag, partSize);
+  await run.group.wait();
+  await verify(run, size, previous.done, etag, options, undefined);
+  await sink.commit({ lastModified });
+  return { size, etag, lastModified };
+}
+
+/** Fetches `ranges` concurrently (sink index from `firstIndex`), writing each to the sink as it lands. */
+async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstIndex: number, etag: string, partSize: number): Promise<void> {
+  const { ctx, ref, sink, signal, group } = run;
+  for (let i = 0; i < ranges.length && !group.failed; i++) {
+    const index = firstIndex + i;
+    const range = ranges[i]!;
+    if (sink.waitForRoom) await sink.waitForRoom(index);
+    // Buffers are taken in part order, so the part the sink needs next
+    // always holds one: an ordered sink can never deadlock the budget.
+    const buffer = await acquirePartBuffer(ctx, partSize, signal);
+    const end = range.offset + range.length - 1;
+    const data = buffer.subarray(0, range.length);
+    group.add(
+      ctx.queue
+        .add(() => fetchRange(ctx, ref, range.offset, end, etag || undefined, buffer, signal), { signal })
+        .then(() => recordDigest(run, range.offset, data))
+        .then(() => sink.write(index, range.offset, data))
+        .finally(() => ctx.memory.release(buffer)),
+    );
+  }
+}
+
+/**
+ * The full-object CRC to verify against: from the first response when it
+ * covered the whole object, else from a HEAD with x-amz-checksum-mode (S3
+ * returns whole-object checksums only for whole-object reads), pinned to the
+ * ETag. COMPOSITE checksums (checksums of part checksums) and SHA-256 cannot
+ * be checked from ranges cut differently from the upload's parts, so they
+ * are not; servers that store no checksums (radosgw) give nothing to check.
+ */
+function expectedChecksum(run: Run, first: RangeResult, size: number): Promise<ChecksumValue | undefined> {
+  const usable = (c: ChecksumValue | undefined, type: string | undefined): ChecksumValue | undefined =>
+    c && type === "FULL_OBJECT" && isCrc(c.algorithm) ? c : undefined;
+  if (first.checksum) return Promise.resolve(usable(first.checksum, first.checksumType));
+  if (first.bytes === size) return Promise.resolve(undefined);
+  const { ctx, ref, signal } = run;
+  const head = withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return headObject(ctx.client, ref, { signal, ifMatch: first.etag || undefined });
+  }, retryHooks(ctx, signal)).then((info) => usable(info.checksum, info.checksumType));
+  // Awaited by every range before it is written; a failure fails the download there.
+  head.catch(() => undefined);
+  return head;
+}
+
+/** Computes a landed range's CRC when there is a stored one to check. */
+async function recordDigest(run: Run, offset: number, data: Buffer): Promise<void> {
+  const expected = await run.expected;
+  if (!expected) return;
+  run.digests.push({ offset, length: data.length, digest: await digestOf(expected.algorithm, data) });
+}
+
+/**
+ * Before the final name: the combined CRC of every range (those an earlier
+ * run wrote are read back from the file) against the stored one, and with
+ * --verify-etag the MD5 of a single-part object against its ETag.
+ */
+async function verify(run: Run, size: number, earlier: readonly ByteRange[], etag: string, options: DownloadOptions, md5: string | undefined): Promise<void> {
+  const { ctx, ref, sink, signal } = run;
+  const expected = await run.expected;
+  if (expected) {
+    for (const range of earlier) {
+      if (!sink.read) break;
+      const buffer = await ctx.memory.acquire(range.length, signal);
+      try {
+        await sink.read(range.offset, buffer.subarray(0, range.length));
+        run.digests.push({ offset: range.offset, length: range.length, digest: await digestOf(expected.algorithm, buffer.subarray(0, range.length)) });
+      } finally {
+        ctx.memory.release(buffer);
+      }
+    }
+    const actual = checksumValue(expected.algorithm, await fullObjectDigest(expected.algorithm, dedupe(run.digests), size));
+    if (actual.base64 !== expected.base64) {
+      throw new ChecksumMismatchError(`${describe(ref)}: checksum mismatch: the ${expected.algorithm} of the downloaded bytes is ${actual.base64}, S3 stored ${expected.base64}`);
+    }
+    ctx.stats.verifiedObjects++;
+  }
+  if (options.verifyEtag && isMd5Etag(etag)) {
+    if (md5 !== undefined) compareMd5(ref, etag, md5);
+    else if (sink.read) await md5CheckFromSink(run, etag, size);
+    else return; // an in-order stream cannot be read back
+    ctx.stats.verifiedObjects++;
+  }
+}
+
+/** Ranges written twice (once by an interrupted run, once again) count once, by the latest digest. */
+function dedupe(digests: RangeDigest[]): RangeDigest[] {
+  const byOffset = new Map<number, RangeDigest>();
+  for (const d of digests) byOffset.set(d.offset, d);
+  return [...byOffset.values()];
+}
+
+function isMd5Etag(etag: string): boolean {
+  return /^"?[0-9a-f]{32}"?$/i.test(etag);
+}
+
+/** MD5 is a running hash: read the finished file back in order. */
+async function md5CheckFromSink(run: Run, etag: string, size: number): Promise<void> {
+  const { ctx, sink, signal } = run;
+  const chunk = Math.min(size, 8 * 1024 * 1024);
+  const hash = createHash("md5");
+  if (size > 0) {
+    const buffer = await ctx.memory.acquire(chunk, signal);
+    try {
+      for (let offset = 0; offset < size; offset += chunk) {
+        const view = buffer.subarray(0, Math.min(chunk, size - offset));
+        await sink.read!(offset, view);
+        hash.update(view);
+      }
+    } finally {
+      ctx.memory.release(buffer);
+    }
+  }
+  compareMd5(run.ref, etag, hash.digest("hex"));
+}
+
+function compareMd5(ref: ObjectRef, etag: string, actual: string): void {
+  const expected = etag.replace(/"/g, "").toLowerCase();
+  if (actual !== expected) throw new ChecksumMismatchError(`${describe(ref)}: checksum mismatch: the MD5 of the downloaded bytes is ${actual}, the ETag says ${expected}`);
+}
+
 async function downloadEmpty(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, signal: AbortSignal): Promise<DownloadResult> {
-  const info = await withRetries(`HEAD s3://${ref.bucket}/${ref.key}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), { signal });
-  if (info.size !== 0) throw new Error(`GET s3://${ref.bucket}/${ref.key}: range not satisfiable for an object of ${info.size} bytes`);
-  await sink.open(0);
+  const info = await withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), { signal });
+  if (info.size !== 0) throw new Error(`GET ${describe(ref)}: range not satisfiable for an object of ${info.size} bytes`);
+  await sink.open(0, { etag: info.etag, size: 0 });
   await sink.commit({ lastModified: info.lastModified });
   return { size: 0, etag: info.etag, lastModified: info.lastModified };
 }
@@ -100,7 +373,7 @@ function fetchRange(
   let received = 0;
   let etag = ifMatch;
   return withRetries(
-    `GET s3://${ref.bucket}/${ref.key} bytes=${start}-${end}`,
+    `GET ${describe(ref)} bytes=${start}-${end}`,
     ctx.retry,
     async () => {
       ctx.stats.requests++;
@@ -114,6 +387,7 @@ function fetchRange(
         signal,
         onBytes: (n) => {
           received += n;
+          ctx.stats.bytesReceived += n;
           ctx.progress.addDone(n);
         },
         // Pin the version from the first response on: a retry that resumes

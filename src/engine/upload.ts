@@ -1,16 +1,23 @@
 import { open, type FileHandle } from "node:fs/promises";
-import { partAt, planParts, streamPartSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
+import { resolve } from "node:path";
+import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
 import {
   abortMultipartUpload,
   completeMultipartUpload,
   createMultipartUpload,
   putObject,
   uploadPart,
+  type ChecksumAlgorithm,
+  type ChecksumValue,
   type CompletedPart,
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
 import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
+import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
+import { isInterruption } from "./resume/interruption.js";
+import { findResumePoint, partMatches, type ResumePoint } from "./resume/upload-resume.js";
+import { findUploadRecords, removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
 import { withRetries } from "./retry.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
 import { TaskGroup } from "./task-group.js";
@@ -23,6 +30,14 @@ export interface UploadOptions {
   attributes: ObjectAttributes;
   /** Leave a failed multipart upload in place (for inspection) instead of aborting it. */
   keepFailedUpload: boolean;
+  /** Additional checksum sent with every part and (for CRCs) the whole object; undefined: none. */
+  checksum?: ChecksumAlgorithm;
+  /**
+   * File uploads are resumable: `endpoint` names the S3 endpoint in the local
+   * upload records; with `resume`, an interrupted upload of the same file is
+   * continued instead of started over.
+   */
+  resumable?: { endpoint: string; resume: boolean };
 }
 
 export interface UploadResult {
@@ -48,15 +63,17 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
     }
     const partSize = uploadPartSize(size, options.partSize);
     const plan = planParts(size, partSize);
+    const source = { path: resolve(path), size, mtimeMs: stat.mtimeMs };
+    const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan) : undefined;
     await multipartUpload(ctx, dest, options, async (upload) => {
       for (let i = 0; i < plan.count && !upload.failed; i++) {
         const part = partAt(plan, i);
         const buffer = await acquirePartBuffer(ctx, part.length, upload.signal);
-        upload.send(part.number, buffer, async () => {
+        upload.send(part.number, part.offset, buffer, async () => {
           await readFully(handle, buffer, part.offset, path);
         });
       }
-    });
+    }, resumable);
     return { size, parts: plan.count };
   } finally {
     await handle.close();
@@ -74,16 +91,57 @@ async function putFromFile(ctx: TransferContext, handle: FileHandle, path: strin
   }
 }
 
-function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffer, options: UploadOptions): Promise<string> {
+async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffer, options: UploadOptions): Promise<string> {
+  const checksum = options.checksum ? checksumValue(options.checksum, await digestOf(options.checksum, body)) : undefined;
   return withRetries(
     `PUT ${describe(dest)}`,
     ctx.retry,
-    () => {
+    async () => {
       ctx.stats.requests++;
-      return putObject(ctx.client, dest, body, options.attributes, { signal: ctx.signal });
+      const etag = await putObject(ctx.client, dest, body, options.attributes, { signal: ctx.signal, checksum });
+      ctx.stats.bytesSent += body.length;
+      return etag;
     },
     retryHooks(ctx, ctx.signal),
   );
+}
+
+/**
+ * Resumability of one file upload: with --resume, where to continue from;
+ * without, a word about earlier interrupted uploads of this destination.
+ * Either way the record to keep while this upload runs.
+ */
+async function resumableUpload(
+  ctx: TransferContext,
+  dest: ObjectRef,
+  options: UploadOptions,
+  settings: { endpoint: string; resume: boolean },
+  source: UploadRecord["source"],
+  plan: PartPlan,
+): Promise<Resumable> {
+  const previous = await findUploadRecords(settings.endpoint, dest);
+  const template: Omit<UploadRecord, "uploadId" | "started"> = {
+    version: 1,
+    endpoint: settings.endpoint,
+    bucket: dest.bucket,
+    key: dest.key,
+    source,
+    partSize: plan.partSize,
+    checksum: options.checksum,
+  };
+  if (!settings.resume) {
+    if (previous.length > 0) {
+      const latest = previous[0]!.record;
+      ctx.notify(
+        `${describe(dest)} has ${previous.length === 1 ? "an interrupted upload" : `${previous.length} interrupted uploads`} from s3x ` +
+          `(upload ID ${latest.uploadId}, started ${latest.started}); this run starts a new one. ` +
+          `Add --resume to continue it instead, or run: s3x rm --uploads ${describe(dest)}`,
+      );
+    }
+    return { template };
+  }
+  const point = await findResumePoint(ctx, dest, previous, source, plan);
+  return { template, point };
 }
 
 /** Reads exactly `target.length` bytes at `position`; a file that shrank is an error. */
@@ -146,7 +204,7 @@ export async function uploadStream(ctx: TransferContext, source: ChunkSource, de
       ctx.progress.addTotal(length);
       size += length;
       parts = number;
-      upload.send(number, buffer, async () => {}, length);
+      upload.send(number, size - length, buffer, async () => {}, length);
       buffer = undefined;
       if (!full) break;
     }
@@ -163,40 +221,86 @@ interface MultipartSession {
    * slot, so reads overlap network transfers), then it is uploaded with
    * retries and the buffer goes back to the budget.
    */
-  send(number: number, buffer: Buffer, prepare: () => Promise<void>, length?: number): void;
+  send(number: number, offset: number, buffer: Buffer, prepare: () => Promise<void>, length?: number): void;
+}
+
+/** What makes a multipart upload resumable: its local record and, when resuming, the parts S3 holds. */
+interface Resumable {
+  template: Omit<UploadRecord, "uploadId" | "started">;
+  point?: ResumePoint;
 }
 
 /**
- * Create → parts (produced by `produce`) → Complete; on any failure or
- * cancellation the upload is aborted so no orphaned parts keep costing money.
+ * Create → parts (produced by `produce`) → Complete. Each part carries its
+ * checksum in a header; for CRCs the full-object value is combined from the
+ * part digests and sent with Complete, so S3 checks every byte it stored.
+ *
+ * On failure the upload is aborted so no orphaned parts keep costing money —
+ * except when a resumable upload was interrupted (Ctrl-C, network loss) after
+ * storing parts: then it stays, with its local record, for --resume.
  */
-async function multipartUpload(ctx: TransferContext, dest: ObjectRef, options: UploadOptions, produce: (session: MultipartSession) => Promise<void>): Promise<void> {
+async function multipartUpload(
+  ctx: TransferContext,
+  dest: ObjectRef,
+  options: UploadOptions,
+  produce: (session: MultipartSession) => Promise<void>,
+  resumable?: Resumable,
+): Promise<void> {
   const { controller, dispose } = childController(ctx.signal);
   const signal = controller.signal;
   const hooks = retryHooks(ctx, signal);
-  const uploadId = await withRetries(`CreateMultipartUpload ${describe(dest)}`, ctx.retry, () => {
-    ctx.stats.requests++;
-    return createMultipartUpload(ctx.client, dest, options.attributes, { signal });
-  }, hooks);
+  const point = resumable?.point;
+  // A resumed upload keeps the algorithm it was created with: S3 demands the same one on every part.
+  const algorithm = point ? point.checksum : options.checksum;
+  const checksumType = algorithm ? (isCrc(algorithm) ? "FULL_OBJECT" : "COMPOSITE") : undefined;
+  const uploadId =
+    point?.uploadId ??
+    (await withRetries(`CreateMultipartUpload ${describe(dest)}`, ctx.retry, () => {
+      ctx.stats.requests++;
+      return createMultipartUpload(ctx.client, dest, options.attributes, { signal, checksum: algorithm && checksumType ? { algorithm, type: checksumType } : undefined });
+    }, hooks));
+  let recordFile = point?.recordFile;
+  if (resumable && !recordFile) {
+    recordFile = await saveUploadRecord({ ...resumable.template, checksum: algorithm, uploadId, started: new Date().toISOString() });
+  }
   const completed: CompletedPart[] = [];
+  const ranges: RangeDigest[] = [];
   const group = new TaskGroup(controller);
+
+  const sendPart = async (number: number, offset: number, body: Buffer): Promise<void> => {
+    const digest = algorithm ? await digestOf(algorithm, body) : undefined;
+    if (digest) ranges.push({ offset, length: body.length, digest });
+    const checksum: ChecksumValue | undefined = algorithm && digest ? checksumValue(algorithm, digest) : undefined;
+    const stored = point?.stored.get(number);
+    if (stored && partMatches(stored, body, checksum)) {
+      // Already in S3 and verified against the file: reuse it, send nothing.
+      completed.push({ partNumber: number, etag: stored.etag, checksum });
+      ctx.stats.reusedParts++;
+      ctx.stats.reusedBytes += body.length;
+      return;
+    }
+    const etag = await withRetries(`UploadPart ${number} of ${describe(dest)}`, ctx.retry, async () => {
+      ctx.stats.requests++;
+      const tag = await uploadPart(ctx.client, dest, uploadId, number, body, { signal, checksum });
+      ctx.stats.bytesSent += body.length;
+      return tag;
+    }, hooks);
+    completed.push({ partNumber: number, etag, checksum });
+  };
+
   const session: MultipartSession = {
     signal,
     get failed() {
       return group.failed;
     },
-    send(number, buffer, prepare, length = buffer.length) {
+    send(number, offset, buffer, prepare, length = buffer.length) {
       const body = buffer.subarray(0, length);
       group.add(
         ctx.queue
           .add(
             async () => {
               await prepare();
-              const etag = await withRetries(`UploadPart ${number} of ${describe(dest)}`, ctx.retry, () => {
-                ctx.stats.requests++;
-                return uploadPart(ctx.client, dest, uploadId, number, body, { signal });
-              }, hooks);
-              completed.push({ partNumber: number, etag });
+              await sendPart(number, offset, body);
               ctx.progress.addDone(length);
             },
             { signal },
@@ -214,12 +318,23 @@ async function multipartUpload(ctx: TransferContext, dest: ObjectRef, options: U
       throw group.firstError ?? err;
     }
     await group.wait();
+    const size = ranges.reduce((sum, r) => sum + r.length, 0);
+    const full = algorithm && checksumType === "FULL_OBJECT" ? checksumValue(algorithm, await fullObjectDigest(algorithm, ranges, size)) : undefined;
     await withRetries(`CompleteMultipartUpload ${describe(dest)}`, ctx.retry, () => {
       ctx.stats.requests++;
-      return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal });
+      return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal, fullObjectChecksum: full, checksumType });
     }, hooks);
+    if (recordFile) await removeUploadRecord(recordFile);
   } catch (err) {
-    if (!options.keepFailedUpload) await abortQuietly(ctx, dest, uploadId);
+    if (recordFile && completed.length > 0 && isInterruption(err, ctx.signal)) {
+      ctx.notify(
+        `kept the interrupted upload of ${describe(dest)} (upload ID ${uploadId}, ${completed.length} parts stored): ` +
+          `run the same command with --resume to finish it, or s3x rm --uploads ${describe(dest)} to discard it`,
+      );
+    } else if (!options.keepFailedUpload) {
+      await abortQuietly(ctx, dest, uploadId);
+      if (recordFile) await removeUploadRecord(recordFile);
+    }
     throw err;
   } finally {
     dispose();

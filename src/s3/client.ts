@@ -2,6 +2,7 @@ import { S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { NoAuthSigner } from "@smithy/core";
 import { UndiciRequestHandler } from "../net/http-handler.js";
 import { carrySignals, signalAwareHandler } from "./send.js";
+import { requestStoredChecksums } from "./checksum-mode.js";
 import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
@@ -48,6 +49,7 @@ export function connect(settings: S3Settings): S3Connection {
   }
   const client = new S3Client(config);
   skipPayloadHashOverTls(client);
+  requestStoredChecksums(client);
   carrySignals(client);
   return {
     client,

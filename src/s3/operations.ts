@@ -5,6 +5,7 @@ import {
   CreateMultipartUploadCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   PutObjectCommand,
   UploadPartCommand,
   UploadPartCopyCommand,
@@ -21,6 +22,45 @@ export interface ObjectRef {
   key: string;
 }
 
+/** The additional checksums S3 stores (x-amz-checksum-*), by S3's names. */
+export type ChecksumAlgorithm = "CRC32" | "CRC32C" | "CRC64NVME" | "SHA256";
+
+/** FULL_OBJECT: a CRC of all the bytes; COMPOSITE: a checksum of the part checksums, "-N". */
+export type ChecksumType = "FULL_OBJECT" | "COMPOSITE";
+
+/** A checksum as S3 carries it in headers and XML: base64 of the big-endian digest. */
+export interface ChecksumValue {
+  algorithm: ChecksumAlgorithm;
+  base64: string;
+}
+
+type ChecksumField = "ChecksumCRC32" | "ChecksumCRC32C" | "ChecksumCRC64NVME" | "ChecksumSHA256";
+
+const CHECKSUM_FIELDS: Record<ChecksumAlgorithm, ChecksumField> = {
+  CRC32: "ChecksumCRC32",
+  CRC32C: "ChecksumCRC32C",
+  CRC64NVME: "ChecksumCRC64NVME",
+  SHA256: "ChecksumSHA256",
+};
+
+/** The SDK input member that carries a checksum (sent as x-amz-checksum-<alg>, a header, never a trailer). */
+function checksumInput(value: ChecksumValue | undefined): Partial<Record<ChecksumField, string>> {
+  return value ? { [CHECKSUM_FIELDS[value.algorithm]]: value.base64 } : {};
+}
+
+/** The checksum a response carries, if any (only one algorithm is stored per object). */
+function checksumOutput(out: Partial<Record<ChecksumField, string>> & { ChecksumType?: string }): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
+  for (const [algorithm, field] of Object.entries(CHECKSUM_FIELDS) as [ChecksumAlgorithm, ChecksumField][]) {
+    const base64 = out[field];
+    if (base64) {
+      const type = out.ChecksumType === "FULL_OBJECT" || out.ChecksumType === "COMPOSITE" ? out.ChecksumType : undefined;
+      // Without a type, a value with "-N" is a multipart composite; otherwise it covers the whole object.
+      return { checksum: { algorithm, base64 }, checksumType: type ?? (/-\d+$/.test(base64) ? "COMPOSITE" : "FULL_OBJECT") };
+    }
+  }
+  return {};
+}
+
 /** What s3x sets on objects it writes. */
 export interface ObjectAttributes {
   contentType?: string;
@@ -34,20 +74,24 @@ export interface ObjectInfo {
   lastModified?: Date;
   contentType?: string;
   metadata?: Record<string, string>;
+  /** Only when the server stores additional checksums (asked for with x-amz-checksum-mode). */
+  checksum?: ChecksumValue;
+  checksumType?: ChecksumType;
 }
 
 interface Call {
   signal?: AbortSignal;
 }
 
-export async function headObject(client: S3Client, ref: ObjectRef, call: Call = {}): Promise<ObjectInfo> {
-  const out = await send(client, new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key }), call.signal);
+export async function headObject(client: S3Client, ref: ObjectRef, call: Call & { ifMatch?: string } = {}): Promise<ObjectInfo> {
+  const out = await send(client, new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, IfMatch: call.ifMatch }), call.signal);
   return {
     size: out.ContentLength ?? 0,
     etag: out.ETag ?? "",
     lastModified: out.LastModified,
     contentType: out.ContentType,
     metadata: out.Metadata,
+    ...checksumOutput(out),
   };
 }
 
@@ -76,6 +120,9 @@ export interface RangeResult {
   lastModified?: Date;
   /** False when the server ignored the Range header and sent the whole object. */
   ranged: boolean;
+  /** The stored whole-object checksum, when the server returned one (S3 does so only for whole-object reads). */
+  checksum?: ChecksumValue;
+  checksumType?: ChecksumType;
 }
 
 /** A ranged GET whose body is copied straight into the caller's buffer. */
@@ -97,7 +144,7 @@ export async function getRange(client: S3Client, req: RangeRequest): Promise<Ran
     err.code = "S3X_SHORT_BODY";
     throw err;
   }
-  return { bytes, objectSize, etag: out.ETag ?? "", lastModified: out.LastModified, ranged };
+  return { bytes, objectSize, etag: out.ETag ?? "", lastModified: out.LastModified, ranged, ...checksumOutput(out) };
 }
 
 function parseTotal(contentRange: string): number {
@@ -119,7 +166,7 @@ async function copyStream(stream: Readable, target: Buffer, offset: number, onBy
   return position - offset;
 }
 
-export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call = {}): Promise<string> {
+export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & { checksum?: ChecksumValue } = {}): Promise<string> {
   const out = await send(client, new PutObjectCommand({
       Bucket: ref.bucket,
       Key: ref.key,
@@ -128,17 +175,25 @@ export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, 
       ContentType: attrs.contentType,
       StorageClass: attrs.storageClass as StorageClass | undefined,
       Metadata: attrs.metadata,
+      ...checksumInput(call.checksum),
     }), call.signal);
   return out.ETag ?? "";
 }
 
-export async function createMultipartUpload(client: S3Client, ref: ObjectRef, attrs: ObjectAttributes, call: Call = {}): Promise<string> {
+export interface MultipartChecksum {
+  algorithm: ChecksumAlgorithm;
+  type: ChecksumType;
+}
+
+export async function createMultipartUpload(client: S3Client, ref: ObjectRef, attrs: ObjectAttributes, call: Call & { checksum?: MultipartChecksum } = {}): Promise<string> {
   const out = await send(client, new CreateMultipartUploadCommand({
       Bucket: ref.bucket,
       Key: ref.key,
       ContentType: attrs.contentType,
       StorageClass: attrs.storageClass as StorageClass | undefined,
       Metadata: attrs.metadata,
+      ChecksumAlgorithm: call.checksum?.algorithm,
+      ChecksumType: call.checksum?.type,
     }), call.signal);
   if (!out.UploadId) throw new Error("CreateMultipartUpload returned no UploadId");
   return out.UploadId;
@@ -147,23 +202,55 @@ export async function createMultipartUpload(client: S3Client, ref: ObjectRef, at
 export interface CompletedPart {
   partNumber: number;
   etag: string;
+  checksum?: ChecksumValue;
 }
 
-export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call = {}): Promise<string> {
-  const out = await send(client, new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length }), call.signal);
+export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call & { checksum?: ChecksumValue } = {}): Promise<string> {
+  const out = await send(client, new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length, ...checksumInput(call.checksum) }), call.signal);
   if (!out.ETag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
   return out.ETag;
 }
 
-export async function completeMultipartUpload(client: S3Client, ref: ObjectRef, uploadId: string, parts: CompletedPart[], call: Call = {}): Promise<void> {
+export async function completeMultipartUpload(
+  client: S3Client,
+  ref: ObjectRef,
+  uploadId: string,
+  parts: CompletedPart[],
+  call: Call & { fullObjectChecksum?: ChecksumValue; checksumType?: ChecksumType } = {},
+): Promise<void> {
   const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
   // The SDK turns an error document inside a 200 response into a thrown error.
   await send(client, new CompleteMultipartUploadCommand({
       Bucket: ref.bucket,
       Key: ref.key,
       UploadId: uploadId,
-      MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+      MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag, ...checksumInput(p.checksum) })) },
+      // S3 checks a FULL_OBJECT value against the parts it stored and refuses the upload on a mismatch.
+      ...checksumInput(call.fullObjectChecksum),
+      ChecksumType: call.checksumType,
     }), call.signal);
+}
+
+/** A part S3 already stores for an upload in progress. */
+export interface StoredPart {
+  partNumber: number;
+  size: number;
+  etag: string;
+  checksum?: ChecksumValue;
+}
+
+/** Every part stored so far for `uploadId` (all pages of ListParts). */
+export async function listParts(client: S3Client, ref: ObjectRef, uploadId: string, call: Call = {}): Promise<StoredPart[]> {
+  const parts: StoredPart[] = [];
+  let marker: string | undefined;
+  for (;;) {
+    const out = await send(client, new ListPartsCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumberMarker: marker }), call.signal);
+    for (const p of out.Parts ?? []) {
+      parts.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? 0, etag: p.ETag ?? "", ...checksumOutput(p) });
+    }
+    if (!out.IsTruncated || !out.NextPartNumberMarker) return parts;
+    marker = out.NextPartNumberMarker;
+  }
 }
 
 export async function abortMultipartUpload(client: S3Client, ref: ObjectRef, uploadId: string): Promise<void> {

@@ -13,7 +13,7 @@ import { FileSink } from "../../engine/sinks/file-sink.js";
 import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
 import { FdWriter } from "../../engine/sinks/fd-writer.js";
 import { FdSource } from "../../engine/sources/stdin-source.js";
-import { objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
+import { checksumAlgorithmOf, objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
 import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
 import { summaryLine } from "../output.js";
@@ -28,6 +28,9 @@ export interface CpArgs extends CommonArgs {
   metadata?: string;
   "keep-failed-uploads": boolean;
   "copy-threshold": string;
+  "checksum-algorithm"?: string;
+  resume: boolean;
+  "verify-etag": boolean;
   recursive?: boolean;
 }
 
@@ -47,7 +50,10 @@ export function transferOptions<T>(y: Argv<T>) {
     .option("storage-class", { type: "string", describe: "storage class of uploaded objects (STANDARD, INTELLIGENT_TIERING, …)", group: "Transfer:" })
     .option("metadata", { type: "string", describe: "user metadata: key=value[,key=value…] or a JSON object", group: "Transfer:" })
     .option("copy-threshold", { type: "string", default: "5GiB", describe: "S3→S3 copies above this use concurrent UploadPartCopy ranges (max 5GiB)", group: "Transfer:" })
-    .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" });
+    .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" })
+    .option("checksum-algorithm", { type: "string", describe: "checksum sent with uploads: CRC32C, CRC32, CRC64NVME, SHA256 or none (default: CRC32C on AWS, none elsewhere, or $S3X_CHECKSUM_ALGORITHM)", group: "Integrity:" })
+    .option("verify-etag", { type: "boolean", default: false, describe: "check downloaded single-part objects against their MD5 ETag", group: "Integrity:" })
+    .option("resume", { type: "boolean", default: false, describe: "continue interrupted uploads and downloads instead of starting over", group: "Integrity:" });
 }
 
 export interface CpResult {
@@ -86,6 +92,11 @@ export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly stri
       seconds,
       requests: session.context.stats.requests,
       retries: session.context.stats.retries,
+      bytesSent: session.context.stats.bytesSent,
+      bytesReceived: session.context.stats.bytesReceived,
+      reusedParts: session.context.stats.reusedParts,
+      reusedBytes: session.context.stats.reusedBytes,
+      verifiedObjects: session.context.stats.verifiedObjects,
       peakBufferBytes: session.context.memory.peakUsed,
       peakRssBytes: peakRss(),
     };
@@ -149,13 +160,15 @@ async function transfer(session: Session, source: Location, dest: Location, args
     partSize,
     attributes: objectAttributes(args, contentTypeFrom),
     keepFailedUpload: args["keep-failed-uploads"],
+    checksum: checksumAlgorithmOf(args),
   });
+  const downloadOptions = { resume: args.resume, verifyEtag: args["verify-etag"] };
 
   if (source.kind === "local" && dest.kind === "s3") {
     const info = await stat(source.path);
     if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (use --recursive)`);
     const ref: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) };
-    const { size } = await uploadFile(ctx, source.path, ref, uploadOptions(source.path));
+    const { size } = await uploadFile(ctx, source.path, ref, { ...uploadOptions(source.path), resumable: { endpoint: session.endpoint, resume: args.resume } });
     return { source: source.path, destination: formatLocation({ kind: "s3", ...ref }), bytes: size };
   }
   if (source.kind === "stream" && dest.kind === "s3") {
@@ -172,18 +185,18 @@ async function transfer(session: Session, source: Location, dest: Location, args
       // a temp file renamed over it would replace the device itself.
       const handle = await open(target.path, "w");
       try {
-        const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize));
+        const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
         return { source: formatLocation(source), destination: target.path, bytes: size };
       } finally {
         await handle.close();
       }
     }
-    const { size } = await downloadObject(ctx, ref, new FileSink(target.path), downloadPartSize(partSize));
+    const { size } = await downloadObject(ctx, ref, new FileSink(target.path), downloadPartSize(partSize), undefined, downloadOptions);
     return { source: formatLocation(source), destination: target.path, bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "stream") {
     const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize));
+    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
     return { source: formatLocation(source), destination: "-", bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "s3") {

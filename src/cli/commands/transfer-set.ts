@@ -15,7 +15,7 @@ import { walkFiles, type LocalEntry } from "../../engine/walk.js";
 import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { deleteKeys } from "../../engine/delete.js";
-import { objectAttributes } from "../options.js";
+import { checksumAlgorithmOf, objectAttributes } from "../options.js";
 import { reportError } from "../errors.js";
 import type { CpArgs } from "./cp.js";
 import type { Session } from "../session.js";
@@ -61,6 +61,10 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   const rules = { sizeOnly: args["size-only"] === true, exactTimestamps: args["exact-timestamps"] === true };
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const multipartThreshold = parseSize(args["multipart-threshold"]);
+  const checksum = checksumAlgorithmOf(args);
+  const downloadOptions = { resume: args.resume, verifyEtag: args["verify-etag"] };
+  // cp --resume skips what an earlier run finished, by sync's rules; the unfinished object resumes.
+  const skipFinished = sync || args.resume;
   const started = Date.now();
 
   if (source.kind === "local" && dest.kind === "s3") {
@@ -76,13 +80,13 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     // the directory while the listing pages, instead of one after the other.
     let remote: Map<string, EntryState> | undefined;
     let entries: AsyncIterable<LocalEntry> | LocalEntry[] = walk;
-    if (sync) [remote, entries] = await Promise.all([listAll(session, dest.bucket, prefix), collect(walk)]);
+    if (skipFinished) [remote, entries] = await Promise.all([listAll(session, dest.bucket, prefix), collect(walk)]);
     for await (const entry of entries) {
       if (!isIncluded(filters, entry.relativePath)) continue;
       seen.add(entry.relativePath);
       const key = prefix + entry.relativePath;
       const destination = `s3://${dest.bucket}/${key}`;
-      if (sync && !needsCopy(entry, remote?.get(entry.relativePath), "upload", rules)) {
+      if (skipFinished && !needsCopy(entry, remote?.get(entry.relativePath), "upload", rules)) {
         batch.record({ action: "upload", source: entry.absolutePath, destination, size: entry.size, status: "skipped" });
         continue;
       }
@@ -94,7 +98,14 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       session.progress.addObjects(1);
       await batch.submit(item, async () => {
         const attributes = objectAttributes(args, entry.relativePath, entry.mtimeMs);
-        const result = await uploadFile(ctx, entry.absolutePath, { bucket: dest.bucket, key }, { multipartThreshold, partSize, attributes, keepFailedUpload: args["keep-failed-uploads"] });
+        const result = await uploadFile(ctx, entry.absolutePath, { bucket: dest.bucket, key }, {
+          multipartThreshold,
+          partSize,
+          attributes,
+          keepFailedUpload: args["keep-failed-uploads"],
+          checksum,
+          resumable: { endpoint: session.endpoint, resume: args.resume },
+        });
         return result.size;
       });
     }
@@ -123,7 +134,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
         continue;
       }
       seen.add(placement.relativePath);
-      if (sync) {
+      if (skipFinished) {
         const local = await stat(target).catch(() => undefined);
         if (local?.isFile() && !needsCopy({ size: obj.size, mtimeMs: obj.lastModified.getTime() }, { size: local.size, mtimeMs: local.mtimeMs }, "download", rules)) {
           batch.record({ action: "download", source: src, destination: target, size: obj.size, status: "skipped" });
@@ -141,7 +152,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
           if (err.code !== "EEXIST" && err.code !== "ENOTDIR") throw err;
           throw new Error(`${dirname(target)}: a file of the same name is in the way (the key clashes with another key)`);
         });
-        const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target), downloadPartSize(partSize), obj.size);
+        const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target), downloadPartSize(partSize), obj.size, downloadOptions);
         return result.size;
       });
     }
@@ -184,7 +195,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   if (session.signal.aborted) throw session.signal.reason;
   const seconds = (Date.now() - started) / 1000;
   if (args.json) {
-    process.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests: ctx.stats.requests, retries: ctx.stats.retries }) + "\n");
+    const { requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects } = ctx.stats;
+    process.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects }) + "\n");
   } else if (!args.quiet) {
     const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
     process.stderr.write(

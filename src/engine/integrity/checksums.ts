@@ -4,8 +4,9 @@ import zlib from "node:zlib";
 import { Crc64Nvme } from "@aws-sdk/crc64-nvme";
 import { combineCrc, CRC32_SPEC, CRC32C_SPEC, CRC64NVME_SPEC, type CrcSpec } from "./crc-combine.js";
 
-/** The additional checksums S3 stores (x-amz-checksum-*). */
-export type ChecksumAlgorithm = "CRC32" | "CRC32C" | "CRC64NVME" | "SHA256";
+import type { ChecksumAlgorithm, ChecksumValue } from "../../s3/operations.js";
+
+export type { ChecksumAlgorithm };
 export const CHECKSUM_ALGORITHMS: readonly ChecksumAlgorithm[] = ["CRC32C", "CRC32", "CRC64NVME", "SHA256"];
 
 const CRC_SPECS: Partial<Record<ChecksumAlgorithm, CrcSpec>> = {
@@ -77,6 +78,11 @@ export async function digestOf(algorithm: ChecksumAlgorithm, data: Uint8Array): 
     case "SHA256":
       return createHash("sha256").update(data).digest();
   }
+}
+
+/** A digest in S3's header form. */
+export function checksumValue(algorithm: ChecksumAlgorithm, digest: Buffer): ChecksumValue {
+  return { algorithm, base64: digest.toString("base64") };
 }
 
 function toBigInt(digest: Buffer): bigint {

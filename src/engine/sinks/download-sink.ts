@@ -1,10 +1,24 @@
+/** Which version of an object a download is of. */
+export interface ObjectIdentity {
+  etag: string;
+  size: number;
+}
+
+/** What an interrupted download left behind: the object it was of and the ranges on disk. */
+export interface PartialDownload {
+  identity: ObjectIdentity;
+  done: { offset: number; length: number }[];
+  /** Where (for messages). */
+  location: string;
+}
+
 /**
  * Where the parts of one download go. Parts may be written in any order and
  * concurrently; `write` resolves once the part's buffer may be reused.
  */
 export interface DownloadSink {
   /** Called once, when the object's size is known. */
-  open(size: number): Promise<void>;
+  open(size: number, identity: ObjectIdentity): Promise<void>;
   write(index: number, offset: number, data: Buffer): Promise<void>;
   /**
    * Optional: resolves when part `index` may be fetched. An in-order sink
@@ -13,6 +27,15 @@ export interface DownloadSink {
   waitForRoom?(index: number): Promise<void>;
   /** Every byte arrived: make the result visible under its final name. */
   commit(info: { lastModified?: Date }): Promise<void>;
-  /** The download failed or was cancelled: leave nothing behind. */
-  discard(): Promise<void>;
+  /**
+   * The download failed or was cancelled: leave nothing behind, unless
+   * `keep` asks to keep what can be resumed (returns whether it did).
+   */
+  discard(keep?: boolean): Promise<boolean | void>;
+
+  /** Resumable sinks (files): what an earlier run left, continuing it, reading it back. */
+  previous?(): Promise<PartialDownload | undefined>;
+  forgetPrevious?(): Promise<void>;
+  reopen?(): Promise<void>;
+  read?(offset: number, target: Buffer): Promise<void>;
 }

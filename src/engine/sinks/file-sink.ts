@@ -1,28 +1,90 @@
-import { open, rename, unlink, utimes, type FileHandle } from "node:fs/promises";
+import { open, readFile, rename, unlink, utimes, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
-import type { DownloadSink } from "./download-sink.js";
+import type { DownloadSink, ObjectIdentity, PartialDownload } from "./download-sink.js";
+
+/** A byte range [offset, offset + length) of the object. */
+interface Range {
+  offset: number;
+  length: number;
+}
 
 /**
  * Writes parts at their offsets into a temporary file beside the destination
  * and renames it over the destination only when every byte has arrived, so a
  * failed or interrupted download never leaves a half-written file under the
  * final name (and a rename within one directory is atomic).
+ *
+ * Beside the temporary file a journal records which ranges are on disk: a
+ * header line with the object's identity (ETag, size) and one line per range
+ * written, appended only after its bytes were written. A download killed at
+ * any point (even kill -9) leaves both behind; `--resume` reads the journal
+ * and fetches only what is missing. Both names are fixed per destination
+ * (`.NAME.s3x-part`, `.NAME.s3x-part.journal`) so the next run finds them.
  */
 export class FileSink implements DownloadSink {
   readonly tempPath: string;
+  readonly journalPath: string;
   private handle: FileHandle | undefined;
+  private journal: FileHandle | undefined;
   private closed = false;
+  private wroteAny = false;
 
   constructor(readonly finalPath: string) {
-    this.tempPath = join(dirname(finalPath), `.${basename(finalPath)}.s3x-${randomBytes(4).toString("hex")}.part`);
+    this.tempPath = join(dirname(finalPath), `.${basename(finalPath)}.s3x-part`);
+    this.journalPath = `${this.tempPath}.journal`;
   }
 
-  async open(size: number): Promise<void> {
-    // "wx": never clobber an existing file that happens to have this name.
-    this.handle = await open(this.tempPath, "wx", 0o644);
+  /** What an earlier, interrupted download left here, if its journal is readable. */
+  async previous(): Promise<PartialDownload | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.journalPath, "utf8");
+    } catch {
+      return undefined;
+    }
+    const lines = text.split("\n");
+    let header: ObjectIdentity & { version?: number };
+    try {
+      header = JSON.parse(lines[0] ?? "") as ObjectIdentity & { version?: number };
+    } catch {
+      return { identity: { etag: "", size: -1 }, done: [], location: this.tempPath };
+    }
+    const done: Range[] = [];
+    for (const line of lines.slice(1)) {
+      // The last line may be torn by a kill mid-append: ignore what does not parse.
+      try {
+        const entry = JSON.parse(line) as { o?: unknown; n?: unknown };
+        if (typeof entry.o === "number" && typeof entry.n === "number") done.push({ offset: entry.o, length: entry.n });
+      } catch {
+        // torn line
+      }
+    }
+    return { identity: { etag: header.etag, size: header.size }, done, location: this.tempPath };
+  }
+
+  /** Removes what an earlier download left (the caller decided not to resume it). */
+  async forgetPrevious(): Promise<void> {
+    await unlink(this.journalPath).catch(() => undefined);
+    await unlink(this.tempPath).catch(() => undefined);
+  }
+
+  async open(size: number, identity: ObjectIdentity): Promise<void> {
+    await this.forgetPrevious();
+    this.closed = false;
+    this.wroteAny = false;
+    // "wx": never clobber a file that appeared under this name meanwhile.
+    this.handle = await open(this.tempPath, "wx+", 0o644);
     // Size the file up front: positional writes then never extend it.
     if (size > 0) await this.handle.truncate(size);
+    this.journal = await open(this.journalPath, "wx", 0o644);
+    await this.journal.write(JSON.stringify({ version: 1, etag: identity.etag, size: identity.size }) + "\n");
+  }
+
+  /** Continues an earlier download into its temporary file. */
+  async reopen(): Promise<void> {
+    this.closed = false;
+    this.handle = await open(this.tempPath, "r+");
+    this.journal = await open(this.journalPath, "a");
   }
 
   async write(_index: number, offset: number, data: Buffer): Promise<void> {
@@ -32,6 +94,21 @@ export class FileSink implements DownloadSink {
     while (done < data.length) {
       const { bytesWritten } = await handle.write(data, done, data.length - done, offset + done);
       done += bytesWritten;
+    }
+    this.wroteAny = true;
+    // One short append per range, after its bytes: a line is never ahead of its data.
+    await this.journal?.write(`{"o":${offset},"n":${data.length}}\n`);
+  }
+
+  /** Reads back a range already written (to check a checksum over ranges fetched by an earlier run). */
+  async read(offset: number, target: Buffer): Promise<void> {
+    const handle = this.handle;
+    if (!handle) throw new Error("FileSink.read before open");
+    let filled = 0;
+    while (filled < target.length) {
+      const { bytesRead } = await handle.read(target, filled, target.length - filled, offset + filled);
+      if (bytesRead === 0) throw new Error(`${this.tempPath} is shorter than its journal says`);
+      filled += bytesRead;
     }
   }
 
@@ -47,16 +124,25 @@ export class FileSink implements DownloadSink {
       }
       throw err;
     }
+    await unlink(this.journalPath).catch(() => undefined);
   }
 
-  async discard(): Promise<void> {
+  /**
+   * The download failed. With `keep` (it was interrupted, and bytes are on
+   * disk) the temporary file and journal stay for --resume; otherwise
+   * nothing is left behind.
+   */
+  async discard(keep = false): Promise<boolean> {
     await this.close().catch(() => undefined);
-    await unlink(this.tempPath).catch(() => undefined);
+    if (keep && this.wroteAny) return true;
+    await this.forgetPrevious();
+    return false;
   }
 
   private async close(): Promise<void> {
-    if (this.closed || !this.handle) return;
+    if (this.closed) return;
     this.closed = true;
-    await this.handle.close();
+    await this.journal?.close();
+    await this.handle?.close();
   }
 }

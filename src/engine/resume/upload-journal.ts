@@ -1,0 +1,98 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { ChecksumAlgorithm, ObjectRef } from "../../s3/operations.js";
+
+/**
+ * The local record of a multipart upload in progress, so `--resume` can find
+ * it again. S3 cannot tell which source an upload came from: ListMultipartUploads
+ * and ListParts return neither the upload's metadata nor anything about the
+ * file, so the fingerprint of the source (path, size, mtime, part size) lives
+ * here, in s3x's state directory, one small JSON file per upload. The parts
+ * themselves are still verified against the file before they are reused.
+ */
+export interface UploadRecord {
+  version: 1;
+  /** Which S3 endpoint (URL or "aws"): the same bucket name elsewhere is another bucket. */
+  endpoint: string;
+  bucket: string;
+  key: string;
+  uploadId: string;
+  source: { path: string; size: number; mtimeMs: number };
+  partSize: number;
+  checksum?: ChecksumAlgorithm;
+  /** ISO time the upload was created. */
+  started: string;
+}
+
+/** `$S3X_STATE_DIR`, else `$XDG_STATE_HOME/s3x`, else `~/.local/state/s3x`. */
+export function stateDirectory(): string {
+  if (process.env.S3X_STATE_DIR) return process.env.S3X_STATE_DIR;
+  const base = process.env.XDG_STATE_HOME || join(homedir(), ".local", "state");
+  return join(base, "s3x");
+}
+
+function uploadsDirectory(): string {
+  return join(stateDirectory(), "uploads");
+}
+
+/** Every record of one destination shares this file-name prefix. */
+function destinationPrefix(endpoint: string, ref: ObjectRef): string {
+  return createHash("sha256").update(`${endpoint}\n${ref.bucket}\n${ref.key}`).digest("hex").slice(0, 32);
+}
+
+export interface StoredRecord {
+  file: string;
+  record: UploadRecord;
+}
+
+/** The records of uploads to this destination that s3x started and did not finish. */
+export async function findUploadRecords(endpoint: string, ref: ObjectRef): Promise<StoredRecord[]> {
+  const dir = uploadsDirectory();
+  const prefix = destinationPrefix(endpoint, ref);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return []; // no state directory yet: nothing was ever interrupted
+  }
+  const found: StoredRecord[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith(".json")) continue;
+    const file = join(dir, name);
+    try {
+      const record = JSON.parse(await readFile(file, "utf8")) as UploadRecord;
+      if (record.version === 1 && record.bucket === ref.bucket && record.key === ref.key && record.endpoint === endpoint) found.push({ file, record });
+    } catch {
+      // A torn or foreign file: not ours to interpret.
+    }
+  }
+  // Newest first: the most recent interrupted upload is the one to resume.
+  return found.sort((a, b) => b.record.started.localeCompare(a.record.started));
+}
+
+/** Writes a record (atomically: a temp file renamed into place); returns its path. */
+export async function saveUploadRecord(record: UploadRecord, file?: string): Promise<string> {
+  const dir = uploadsDirectory();
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const path = file ?? join(dir, `${destinationPrefix(record.endpoint, record)}-${randomBytes(6).toString("hex")}.json`);
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, JSON.stringify(record) + "\n", { mode: 0o600 });
+  await rename(temp, path);
+  return path;
+}
+
+export async function removeUploadRecord(file: string): Promise<void> {
+  await unlink(file).catch(() => undefined);
+}
+
+/** Whether a record describes this very file as it is now, cut in the same parts. */
+export function recordMatchesSource(record: UploadRecord, source: { path: string; size: number; mtimeMs: number }, partSize: number): boolean {
+  return (
+    record.source.path === source.path &&
+    record.source.size === source.size &&
+    Math.abs(record.source.mtimeMs - source.mtimeMs) < 1 &&
+    record.partSize === partSize
+  );
+}
