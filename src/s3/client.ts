@@ -3,6 +3,7 @@ import { NoAuthSigner } from "@smithy/core";
 import { UndiciRequestHandler } from "../net/http-handler.js";
 import { carrySignals, signalAwareHandler } from "./send.js";
 import { requestStoredChecksums } from "./checksum-mode.js";
+import { installContentMd5 } from "./content-md5.js";
 import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
@@ -50,6 +51,7 @@ export function connect(settings: S3Settings): S3Connection {
   const client = new S3Client(config);
   skipPayloadHashOverTls(client);
   requestStoredChecksums(client);
+  installContentMd5(client);
   carrySignals(client);
   return {
     client,
