@@ -9,8 +9,8 @@ import { ProgressDisplay } from "./output.js";
 /**
  * What one command run holds: the S3 connection, the shared transfer
  * context, the progress display and the Ctrl-C handling. A first SIGINT or
- * SIGTERM cancels the transfers (which abort their multipart uploads and
- * remove temporary files); a second one exits at once.
+ * SIGTERM cancels the transfers (which keep what --resume can continue and
+ * clean up the rest); a second one exits at once.
  */
 export class Session {
   readonly connection: S3Connection;

@@ -17,7 +17,7 @@ import { acquirePartBuffer, childController, retryHooks, type TransferContext } 
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
 import { isInterruption } from "./resume/interruption.js";
 import { findResumePoint, partMatches, type ResumePoint } from "./resume/upload-resume.js";
-import { findUploadRecords, removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
+import { findUploadRecords, forgetUpload, removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
 import { withRetries } from "./retry.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
 import { TaskGroup } from "./task-group.js";
@@ -325,6 +325,8 @@ async function multipartUpload(
       return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal, fullObjectChecksum: full, checksumType });
     }, hooks);
     if (recordFile) await removeUploadRecord(recordFile);
+    // Resumed from S3's list: a record of it made under another endpoint name is stale now.
+    else if (point) await forgetUpload(uploadId);
   } catch (err) {
     if (recordFile && completed.length > 0 && isInterruption(err, ctx.signal)) {
       ctx.notify(

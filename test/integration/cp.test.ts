@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { HeadObjectCommand } from "@aws-sdk/client-s3";
+import { HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand } from "@aws-sdk/client-s3";
 import { fileHash, randomFile, runS3x, sha256, S3X_BIN } from "../support/cli.js";
 import { freshBucket, objectExists, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { startThrottleProxy } from "../support/throttle-proxy.js";
@@ -275,15 +275,15 @@ describe("s3x cp (integration, real radosgw)", function () {
   });
 
   describe("through a throttling proxy (real TCP, real server)", () => {
-    it("Ctrl-C during a multipart upload aborts it: exit 130, no upload left, no object", async () => {
+    it("Ctrl-C before any part is stored aborts the upload: exit 130, no upload left, no object", async () => {
       const proxy = await startThrottleProxy(s3.host, s3.port);
       try {
         const src = join(dir, "int-up.bin");
         await randomFile(src, 60 * MiB);
-        // Slow the server's replies so the upload is still running when interrupted.
-        proxy.setRate(2 * MiB);
+        // So slow that no 5 MiB part completes before the interrupt.
+        proxy.setRate(256 * 1024);
         const res = await runS3x(["cp", src, `s3://${bucket}/interrupted-up`, "--endpoint-url", proxy.endpoint, "--part-size", "5MiB", "--concurrency", "2"], {
-          env: s3.env,
+          env: { ...s3.env, S3X_STATE_DIR: join(dir, "state-int-up") },
           onSpawn: (child) => {
             child.stdin!.end();
             setTimeout(() => child.kill("SIGINT"), 1500);
@@ -298,26 +298,72 @@ describe("s3x cp (integration, real radosgw)", function () {
       }
     });
 
-    it("Ctrl-C during a download removes the temporary file", async () => {
-      await putTestObject(s3, bucket, "int-down.bin", randomBytes(40 * MiB));
+    it("Ctrl-C after parts are stored keeps the upload for --resume, which finishes it", async () => {
+      const proxy = await startThrottleProxy(s3.host, s3.port, 4 * MiB);
+      const env = { ...s3.env, S3X_STATE_DIR: join(dir, "state-int-keep") };
+      try {
+        const src = join(dir, "int-keep.bin");
+        const hash = await randomFile(src, 60 * MiB);
+        const args = ["cp", src, `s3://${bucket}/interrupted-keep`, "--endpoint-url", proxy.endpoint, "--part-size", "5MiB", "--concurrency", "2"];
+        const res = await runS3x(args, {
+          env,
+          onSpawn: (child) => {
+            child.stdin!.end();
+            void (async () => {
+              // Interrupt once the server holds a part.
+              for (;;) {
+                await new Promise((r) => setTimeout(r, 100));
+                const uploads = await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: "interrupted-keep" }));
+                const upload = uploads.Uploads?.[0];
+                if (!upload) continue;
+                const parts = await s3.client.send(new ListPartsCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }));
+                if ((parts.Parts?.length ?? 0) > 0) break;
+              }
+              child.kill("SIGINT");
+            })();
+          },
+        });
+        assert.equal(res.code, 130, res.stderr);
+        assert.match(res.stderr, /kept the interrupted upload of s3:\/\/\S+\/interrupted-keep \(upload ID \S+, \d+ parts stored\): run the same command with --resume to finish it/);
+        assert.equal(await objectExists(s3, bucket, "interrupted-keep"), false);
+        proxy.setRate(0);
+        const resumed = await runS3x([...args, "--resume"], { env });
+        assert.equal(resumed.code, 0, resumed.stderr);
+        assert.equal(await objectHash(s3, bucket, "interrupted-keep"), hash);
+        assert.equal(await openUploads(s3, bucket), 0);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it("Ctrl-C during a download keeps the partial file and its journal for --resume", async () => {
+      const data = randomBytes(40 * MiB);
+      await putTestObject(s3, bucket, "int-down.bin", data);
       const proxy = await startThrottleProxy(s3.host, s3.port, 4 * MiB);
       try {
         const out = join(dir, "int-down");
         await mkdir(out);
-        let sawTemp = false;
-        const res = await runS3x(["cp", `s3://${bucket}/int-down.bin`, join(out, "f.bin"), "--endpoint-url", proxy.endpoint, "--concurrency", "2", "--part-size", "1MiB"], {
+        const args = ["cp", `s3://${bucket}/int-down.bin`, join(out, "f.bin"), "--endpoint-url", proxy.endpoint, "--concurrency", "2", "--part-size", "1MiB"];
+        const res = await runS3x(args, {
           env: s3.env,
           onSpawn: (child) => {
             child.stdin!.end();
-            setTimeout(async () => {
-              sawTemp = (await readdir(out)).some((f) => f.includes(".s3x-"));
+            void (async () => {
+              // Interrupt once a range is on disk (the journal has more than its header line).
+              const journal = join(out, ".f.bin.s3x-part.journal");
+              while ((await readFile(journal, "utf8").catch(() => "")).split("\n").length < 3) await new Promise((r) => setTimeout(r, 50));
               child.kill("SIGINT");
-            }, 1500);
+            })();
           },
         });
         assert.equal(res.code, 130, res.stderr);
-        assert.ok(sawTemp, "the download was writing a temp file when interrupted");
-        await assertOnlyFiles(out, []);
+        assert.match(res.stderr, /kept the partial download of \S+ \(\d+ of 41943040 bytes in \S+\.f\.bin\.s3x-part\): run the same command with --resume to finish it/);
+        await assertOnlyFiles(out, [".f.bin.s3x-part", ".f.bin.s3x-part.journal"]);
+        proxy.setRate(0);
+        const resumed = await runS3x([...args, "--resume"], { env: s3.env });
+        assert.equal(resumed.code, 0, resumed.stderr);
+        assert.equal(await fileHash(join(out, "f.bin")), sha256(data));
+        await assertOnlyFiles(out, ["f.bin"]);
       } finally {
         await proxy.close();
       }

@@ -87,6 +87,27 @@ export async function removeUploadRecord(file: string): Promise<void> {
   await unlink(file).catch(() => undefined);
 }
 
+/** Removes the local record of an upload that was aborted (by `rm --uploads`). */
+export async function forgetUpload(uploadId: string): Promise<void> {
+  const dir = uploadsDirectory();
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.endsWith(".json")) continue;
+    const file = join(dir, name);
+    try {
+      const record = JSON.parse(await readFile(file, "utf8")) as UploadRecord;
+      if (record.uploadId === uploadId) await removeUploadRecord(file);
+    } catch {
+      // not a record
+    }
+  }
+}
+
 /** Whether a record describes this very file as it is now, cut in the same parts. */
 export function recordMatchesSource(record: UploadRecord, source: { path: string; size: number; mtimeMs: number }, partSize: number): boolean {
   return (

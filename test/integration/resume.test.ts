@@ -1,0 +1,223 @@
+import assert from "node:assert/strict";
+import type { ChildProcess } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand } from "@aws-sdk/client-s3";
+import { fileHash, randomFile, runS3x, type RunResult } from "../support/cli.js";
+import { freshBucket, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
+import { startThrottleProxy, type ThrottleProxy } from "../support/throttle-proxy.js";
+
+const MiB = 1024 * 1024;
+const PART = 5 * MiB;
+
+function stats(res: RunResult): Record<string, number> {
+  return JSON.parse(res.stdout.toString().trim().split("\n").pop() ?? "") as Record<string, number>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * kill -9 half-way, then the same command with --resume: the result is
+ * byte-identical and only what was missing crosses the network again (s3x's
+ * own byte counters, checked against what the server had stored). A
+ * throttling TCP proxy in front of the real radosgw slows the first run down
+ * enough to kill it in the middle.
+ */
+describe("resume after kill -9 (integration, real radosgw)", function () {
+  let s3: TestS3;
+  let bucket: string;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let proxy: ThrottleProxy;
+
+  before(async function () {
+    this.timeout(300_000);
+    s3 = await testS3();
+    bucket = await freshBucket(s3, "resume");
+    dir = await mkdtemp(join(tmpdir(), "s3x-resume-"));
+    env = { ...s3.env, S3X_STATE_DIR: join(dir, "state") };
+    // 4 connections × 12 MB/s: 200 MiB take ~4–5 s, long enough to interrupt.
+    proxy = await startThrottleProxy(s3.host, s3.port, 12 * MiB);
+  });
+
+  after(async () => {
+    await proxy?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  // Every run goes through the proxy (one endpoint, as a user's would be):
+  // slowed while it is to be killed, full speed for the run that resumes.
+  const slowArgs = (): string[] => ["--endpoint-url", proxy.endpoint, "--concurrency", "4", "--part-size", "5MiB"];
+  const fast = (args: string[]): string[] => {
+    proxy.setRate(0);
+    return [...args, "--endpoint-url", proxy.endpoint];
+  };
+
+  /** Runs s3x and SIGKILLs it once `progressed()` says it is at least half-way. */
+  async function killHalfway(args: string[], progressed: () => Promise<number>, total: number): Promise<void> {
+    proxy.setRate(12 * MiB);
+    let killedAt = 0;
+    const res = await runS3x(args, {
+      env,
+      onSpawn: (child: ChildProcess) => {
+        child.stdin!.end();
+        void (async () => {
+          for (;;) {
+            await sleep(100);
+            if (child.exitCode !== null) return;
+            const done = await progressed().catch(() => 0);
+            if (done >= total / 2) {
+              killedAt = done;
+              child.kill("SIGKILL");
+              return;
+            }
+          }
+        })();
+      },
+    });
+    assert.equal(res.signal, "SIGKILL", `expected a kill half-way; the run ended first: ${res.stderr}`);
+    assert.ok(killedAt < total, "killed before the end");
+  }
+
+  /** Bytes the server holds for a key: the object if complete, else the parts of its open upload(s). */
+  async function storedBytes(prefix: string): Promise<number> {
+    let bytes = 0;
+    const objects = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+    for (const o of objects.Contents ?? []) bytes += o.Size ?? 0;
+    const uploads = await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }));
+    for (const u of uploads.Uploads ?? []) {
+      const parts = await s3.client.send(new ListPartsCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }));
+      for (const p of parts.Parts ?? []) bytes += p.Size ?? 0;
+    }
+    return bytes;
+  }
+
+  /** Bytes on disk according to the download journals under `root` (ranges from their lines). */
+  async function journaledBytes(root: string): Promise<number> {
+    let bytes = 0;
+    const walk = async (d: string): Promise<void> => {
+      for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
+        const path = join(d, e.name);
+        if (e.isDirectory()) await walk(path);
+        else if (e.name.endsWith(".s3x-part.journal")) {
+          for (const line of (await readFile(path, "utf8")).split("\n").slice(1)) {
+            const m = /"n":(\d+)/.exec(line);
+            if (m) bytes += Number(m[1]);
+          }
+        } else if (!e.name.startsWith(".")) {
+          bytes += (await import("node:fs/promises").then((fs) => fs.stat(path))).size;
+        }
+      }
+    };
+    await walk(root);
+    return bytes;
+  }
+
+  it("a 200 MiB upload: --resume sends only the missing parts and the object is identical", async () => {
+    const src = join(dir, "up.bin");
+    const hash = await randomFile(src, 200 * MiB);
+    const dest = `s3://${bucket}/up/one.bin`;
+    await killHalfway(["cp", src, dest, ...slowArgs()], () => storedBytes("up/"), 200 * MiB);
+    const stored = await storedBytes("up/");
+    assert.equal(await openUploads(s3, bucket), 1, "the killed upload is still open");
+
+    // Without --resume the interrupted upload is reported (then a fresh one runs: not here).
+    const res = await runS3x(fast(["cp", src, dest, "--part-size", "5MiB", "--resume", "--json"]), { env });
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /resuming upload \S+ of s3:\/\/\S+\/up\/one\.bin: \d+ parts \(\d+ bytes\) already stored/);
+    const s = stats(res);
+    const missing = 200 * MiB - stored;
+    assert.ok(s.bytesSent <= missing + PART, `sent ${s.bytesSent} bytes; ${missing} were missing`);
+    assert.ok(s.reusedBytes >= stored - PART, `reused ${s.reusedBytes} of ${stored} stored bytes`);
+    assert.equal(await objectHash(s3, bucket, "up/one.bin"), hash);
+    assert.equal(await openUploads(s3, bucket), 0, "no multipart upload left");
+    assert.deepEqual(await readdir(join(dir, "state", "uploads")), [], "the local record is gone");
+  });
+
+  it("a 200 MiB download: --resume fetches only the missing ranges and the file is identical", async () => {
+    const data = (await import("node:crypto")).randomBytes(200 * MiB);
+    await putTestObject(s3, bucket, "down/one.bin", data);
+    const out = join(dir, "down-one");
+    await mkdir(out);
+    await killHalfway(["cp", `s3://${bucket}/down/one.bin`, join(out, "one.bin"), ...slowArgs()], () => journaledBytes(out), 200 * MiB);
+    const onDisk = await journaledBytes(out);
+    assert.ok((await readdir(out)).includes(".one.bin.s3x-part.journal"), "the journal survived kill -9");
+
+    const res = await runS3x(fast(["cp", `s3://${bucket}/down/one.bin`, join(out, "one.bin"), "--resume", "--json"]), { env });
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /resuming the download of \S+: \d+ of 209715200 bytes already on disk/);
+    const s = stats(res);
+    const missing = 200 * MiB - onDisk;
+    assert.ok(s.bytesReceived <= missing + PART, `received ${s.bytesReceived} bytes; ${missing} were missing`);
+    assert.equal(s.reusedBytes, onDisk);
+    assert.equal(await fileHash(join(out, "one.bin")), (await import("node:crypto")).createHash("sha256").update(data).digest("hex"));
+    assert.deepEqual(await readdir(out), ["one.bin"], "no temporary file or journal left");
+  });
+
+  it("recursive upload of 4 × 50 MiB: finished files are skipped, unfinished ones resume", async () => {
+    const src = join(dir, "tree-up");
+    await mkdir(src);
+    const hashes = new Map<string, string>();
+    for (let i = 0; i < 4; i++) hashes.set(`f${i}.bin`, await randomFile(join(src, `f${i}.bin`), 50 * MiB));
+    const dest = `s3://${bucket}/tree-up/`;
+    await killHalfway(["cp", src, dest, "--recursive", ...slowArgs()], () => storedBytes("tree-up/"), 200 * MiB);
+    const stored = await storedBytes("tree-up/");
+
+    const res = await runS3x(fast(["cp", src, dest, "--recursive", "--part-size", "5MiB", "--resume", "--json"]), { env });
+    assert.equal(res.code, 0, res.stderr);
+    const s = stats(res);
+    const missing = 200 * MiB - stored;
+    assert.ok(s.bytesSent <= missing + PART, `sent ${s.bytesSent} bytes; ${missing} were missing`);
+    for (const [name, hash] of hashes) assert.equal(await objectHash(s3, bucket, `tree-up/${name}`), hash, name);
+    assert.equal(await openUploads(s3, bucket), 0);
+  });
+
+  it("recursive download of 4 × 50 MiB: finished files are skipped, unfinished ones resume", async () => {
+    const { randomBytes, createHash } = await import("node:crypto");
+    const hashes = new Map<string, string>();
+    for (let i = 0; i < 4; i++) {
+      const data = randomBytes(50 * MiB);
+      hashes.set(`f${i}.bin`, createHash("sha256").update(data).digest("hex"));
+      await putTestObject(s3, bucket, `tree-down/f${i}.bin`, data);
+    }
+    const out = join(dir, "tree-down");
+    await mkdir(out);
+    await killHalfway(["cp", `s3://${bucket}/tree-down/`, out, "--recursive", ...slowArgs()], () => journaledBytes(out), 200 * MiB);
+    const onDisk = await journaledBytes(out);
+
+    const res = await runS3x(fast(["cp", `s3://${bucket}/tree-down/`, out, "--recursive", "--resume", "--json"]), { env });
+    assert.equal(res.code, 0, res.stderr);
+    const s = stats(res);
+    const missing = 200 * MiB - onDisk;
+    assert.ok(s.bytesReceived <= missing + PART, `received ${s.bytesReceived} bytes; ${missing} were missing`);
+    for (const [name, hash] of hashes) assert.equal(await fileHash(join(out, name)), hash, name);
+    assert.deepEqual((await readdir(out)).sort(), [...hashes.keys()].sort(), "no temporary files or journals left");
+  });
+
+  it("without --resume, what an interrupted run left is reported; rm --uploads cleans up", async () => {
+    const src = join(dir, "report.bin");
+    await randomFile(src, 60 * MiB);
+    const dest = `s3://${bucket}/report/r.bin`;
+    await killHalfway(["cp", src, dest, ...slowArgs()], () => storedBytes("report/"), 60 * MiB);
+    const again = await runS3x(fast(["cp", src, dest, "--part-size", "5MiB"]), { env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /s3:\/\/\S+\/report\/r\.bin has an interrupted upload from s3x \(upload ID \S+, started [^)]+\); this run starts a new one\. Add --resume to continue it instead, or run: s3x rm --uploads s3:\/\/\S+\/report\/r\.bin/);
+    const open = await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: "report/" }));
+    assert.equal(open.Uploads?.length, 1, "the old upload is still there, reported");
+    const clean = await runS3x(fast(["rm", `s3://${bucket}/report/`, "--uploads"]), { env });
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.equal(await openUploads(s3, bucket), 0);
+    assert.deepEqual(await readdir(join(dir, "state", "uploads")), [], "rm --uploads forgot s3x's records of what it aborted");
+
+    // A download: the stale temporary file is reported and replaced.
+    const out = join(dir, "report-down");
+    await mkdir(out);
+    await killHalfway(["cp", dest, join(out, "r.bin"), ...slowArgs()], () => journaledBytes(out), 60 * MiB);
+    const fresh = await runS3x(fast(["cp", dest, join(out, "r.bin")]), { env });
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.match(fresh.stderr, /found an interrupted download of \S+ \(\d+ of 62914560 bytes in \S+\.r\.bin\.s3x-part\); starting over \(add --resume to continue it instead\)/);
+    assert.equal(await fileHash(join(out, "r.bin")), await fileHash(src));
+    assert.deepEqual(await readdir(out), ["r.bin"]);
+  });
+});
