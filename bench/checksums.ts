@@ -1,0 +1,102 @@
+/**
+ * What integrity costs: client CPU-seconds per GiB for a 1 GiB upload with
+ * each --checksum-algorithm against none, and for a 1 GiB download with and
+ * without verification (a stored full-object CRC32C; --verify-etag's MD5).
+ *
+ *   npm run bench:checksums                 # 1 GiB, 3 runs, medians
+ *   npm run bench:checksums -- --size 256 --runs 1
+ *
+ * Uploads go straight to radosgw (it ignores the checksum headers, and s3x
+ * computes them all the same). Downloads that verify need a server that
+ * stores checksums, which radosgw 16 does not: they go through the test
+ * suite's FakeChecksumStore (an HTTP proxy in this process that adds S3's
+ * checksum behaviour), and so does the "no verification" row, so both pay
+ * the same proxy. The fake's CPU is this process's, not s3x's: client
+ * CPU-seconds (GNU time of the s3x process) are what the table compares.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { open, readFile, rm } from "node:fs/promises";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { FakeChecksumStore } from "../test/support/fake-checksum-store.js";
+import { arg, median, runBench, S3X_BIN } from "./common.js";
+import { timed, TIME_PREFIX, type Sample } from "./timed.js";
+
+const MiB = 1024 * 1024;
+const sizeMiB = arg("size", 1024);
+const runs = arg("runs", 3);
+const size = sizeMiB * MiB;
+const gib = size / (1024 * MiB);
+
+runBench(async (server, dir) => {
+  const client = new S3Client({
+    endpoint: server.endpoint,
+    region: server.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+  });
+  await client.send(new CreateBucketCommand({ Bucket: "bench" }));
+  client.destroy();
+  const fake = await new FakeChecksumStore(server).start();
+  try {
+    const src = join(dir, "src.bin");
+    const hash = createHash("sha256");
+    const fh = await open(src, "w");
+    for (let written = 0; written < size; written += 64 * MiB) {
+      const chunk = randomBytes(Math.min(64 * MiB, size - written));
+      hash.update(chunk);
+      await fh.write(chunk);
+    }
+    await fh.close();
+    const expected = hash.digest("hex");
+    const env = { ...process.env, AWS_ACCESS_KEY_ID: server.accessKeyId, AWS_SECRET_ACCESS_KEY: server.secretAccessKey, AWS_REGION: server.region };
+    const s3x = `${TIME_PREFIX} node ${S3X_BIN}`;
+    const direct = `--endpoint-url ${server.endpoint} --no-progress --json`;
+    const viaFake = `--endpoint-url ${fake.url} --no-progress --json`;
+    const run = (command: string) => timed(command, env, server.pids());
+
+    // The objects the download rows read: one without a checksum, one with a
+    // full-object CRC32C, one single-part (MD5 ETag).
+    await run(`${s3x} cp ${src} s3://bench/plain ${viaFake} --checksum-algorithm none`);
+    await run(`${s3x} cp ${src} s3://bench/crc32c ${viaFake} --checksum-algorithm crc32c`);
+    await run(`${s3x} cp ${src} s3://bench/single ${direct} --checksum-algorithm none --multipart-threshold 5GiB --max-memory ${Math.max(1024, sizeMiB * 2)}MiB`);
+
+    const down = join(dir, "down.bin");
+    const verifiedDownload = async (stdout: string, verified: number): Promise<void> => {
+      const stats = JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as { verifiedObjects?: number };
+      if (stats.verifiedObjects !== verified) throw new Error(`expected ${verified} verified objects, got ${stats.verifiedObjects}`);
+      if (createHash("sha256").update(await readFile(down)).digest("hex") !== expected) throw new Error("downloaded bytes differ");
+      await rm(down, { force: true });
+    };
+    const workloads: { name: string; command: string; check: (stdout: string) => Promise<void> }[] = [
+      ...["none", "CRC32C", "CRC32", "CRC64NVME", "SHA256"].map((alg) => ({
+        name: `upload, --checksum-algorithm ${alg}`,
+        command: `${s3x} cp ${src} s3://bench/up ${direct} --checksum-algorithm ${alg}`,
+        check: async () => undefined,
+      })),
+      { name: "download, no stored checksum (no check)", command: `${s3x} cp s3://bench/plain ${down} ${viaFake}`, check: (out: string) => verifiedDownload(out, 0) },
+      { name: "download, full-object CRC32C checked", command: `${s3x} cp s3://bench/crc32c ${down} ${viaFake}`, check: (out: string) => verifiedDownload(out, 1) },
+      { name: "download, single-part, no check", command: `${s3x} cp s3://bench/single ${down} ${direct}`, check: (out: string) => verifiedDownload(out, 0) },
+      { name: "download, single-part, --verify-etag (MD5)", command: `${s3x} cp s3://bench/single ${down} ${direct} --verify-etag`, check: (out: string) => verifiedDownload(out, 1) },
+    ];
+    const results = new Map<string, Sample[]>();
+    for (let i = 0; i < runs; i++) {
+      for (const w of workloads) {
+        const { sample, stdout } = await run(w.command);
+        await w.check(stdout);
+        results.set(w.name, [...(results.get(w.name) ?? []), sample]);
+      }
+    }
+    console.log(`\ns3x integrity cost — ${sizeMiB} MiB, ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, radosgw memstore on 127.0.0.1, medians of ${runs}\n`);
+    console.log("| workload | wall s | client CPU-s/GiB | peak RSS MiB |");
+    console.log("|---|---|---|---|");
+    for (const [name, samples] of results) {
+      console.log(
+        `| ${name} | ${median(samples.map((s) => s.wall)).toFixed(2)} | ${(median(samples.map((s) => s.cpu)) / gib).toFixed(2)} | ${median(samples.map((s) => s.rssMiB)).toFixed(0)} |`,
+      );
+    }
+  } finally {
+    await fake.close();
+  }
+}, { memstoreBytes: Math.max(8 * 1024 * MiB, size * 8) });
