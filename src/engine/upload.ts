@@ -61,10 +61,10 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
       await putFromFile(ctx, handle, path, size, dest, options);
       return { size, parts: 1 };
     }
-    const partSize = uploadPartSize(size, options.partSize);
-    const plan = planParts(size, partSize);
+    let plan = planParts(size, uploadPartSize(size, options.partSize));
     const source = { path: resolve(path), size, mtimeMs: stat.mtimeMs };
     const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan) : undefined;
+    if (resumable?.point) plan = planParts(size, resumable.point.partSize);
     await multipartUpload(ctx, dest, options, async (upload) => {
       for (let i = 0; i < plan.count && !upload.failed; i++) {
         const part = partAt(plan, i);
@@ -261,7 +261,13 @@ async function multipartUpload(
     }, hooks));
   let recordFile = point?.recordFile;
   if (resumable && !recordFile) {
-    recordFile = await saveUploadRecord({ ...resumable.template, checksum: algorithm, uploadId, started: new Date().toISOString() });
+    recordFile = await saveUploadRecord({
+      ...resumable.template,
+      partSize: point?.partSize ?? resumable.template.partSize,
+      checksum: algorithm,
+      uploadId,
+      started: new Date().toISOString(),
+    });
   }
   const completed: CompletedPart[] = [];
   const ranges: RangeDigest[] = [];

@@ -108,12 +108,7 @@ export async function forgetUpload(uploadId: string): Promise<void> {
   }
 }
 
-/** Whether a record describes this very file as it is now, cut in the same parts. */
-export function recordMatchesSource(record: UploadRecord, source: { path: string; size: number; mtimeMs: number }, partSize: number): boolean {
-  return (
-    record.source.path === source.path &&
-    record.source.size === source.size &&
-    Math.abs(record.source.mtimeMs - source.mtimeMs) < 1 &&
-    record.partSize === partSize
-  );
+/** Whether a record describes this very file as it is now (its part size is the record's, whatever this run asks). */
+export function recordMatchesSource(record: UploadRecord, source: { path: string; size: number; mtimeMs: number }): boolean {
+  return record.source.path === source.path && record.source.size === source.size && Math.abs(record.source.mtimeMs - source.mtimeMs) < 1;
 }

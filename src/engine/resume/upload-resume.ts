@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { partAt, type PartPlan } from "../../plan/parts.js";
+import { partAt, planParts, MIN_PART_SIZE, type PartPlan } from "../../plan/parts.js";
 import { listUploadsPage } from "../../s3/list.js";
 import { abortMultipartUpload, listParts, type ChecksumAlgorithm, type ChecksumValue, type ObjectRef, type StoredPart } from "../../s3/operations.js";
 import type { TransferContext } from "../context.js";
@@ -14,6 +14,8 @@ export interface ResumePoint {
   stored: Map<number, StoredPart>;
   /** The checksum the upload was created with (its parts must all carry it). */
   checksum?: ChecksumAlgorithm;
+  /** The upload's part size: the rest of the file is cut the same way, whatever --part-size says now. */
+  partSize: number;
 }
 
 function describe(ref: ObjectRef): string {
@@ -40,7 +42,7 @@ export async function findResumePoint(
   plan: PartPlan,
 ): Promise<ResumePoint | undefined> {
   for (const { file, record } of records) {
-    if (!recordMatchesSource(record, source, plan.partSize)) {
+    if (!recordMatchesSource(record, source)) {
       ctx.notify(`the interrupted upload ${record.uploadId} of ${describe(dest)} was of a different version of ${source.path}: aborting it`);
       await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, record.uploadId)).catch(() => undefined);
       await removeUploadRecord(file);
@@ -52,14 +54,18 @@ export async function findResumePoint(
       continue;
     }
     announce(ctx, dest, record.uploadId, stored);
-    return { uploadId: record.uploadId, recordFile: file, stored, checksum: record.checksum };
+    return { uploadId: record.uploadId, recordFile: file, stored, checksum: record.checksum, partSize: record.partSize };
   }
   for (const candidate of await uploadsForKey(ctx, dest)) {
     const stored = await storedParts(ctx, dest, candidate.uploadId);
-    if (!stored || stored.size === 0 || !fitsPlan(stored, plan)) continue;
+    if (!stored || stored.size === 0) continue;
+    // Part 1, when stored and not the last, shows the part size the upload was cut with.
+    const first = stored.get(1);
+    const partSize = first && first.size >= MIN_PART_SIZE && first.size < plan.objectSize ? first.size : plan.partSize;
+    if (!fitsPlan(stored, planParts(plan.objectSize, partSize))) continue;
     announce(ctx, dest, candidate.uploadId, stored);
-    const first = stored.values().next().value as StoredPart;
-    return { uploadId: candidate.uploadId, stored, checksum: first.checksum?.algorithm };
+    const any = stored.values().next().value as StoredPart;
+    return { uploadId: candidate.uploadId, stored, checksum: any.checksum?.algorithm, partSize };
   }
   ctx.notify(`no interrupted upload of ${describe(dest)} to resume: starting a new one`);
   return undefined;
