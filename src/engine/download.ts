@@ -141,8 +141,19 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   run.expected = expectedChecksum(run, first, size);
   await sink.open(size, { etag: first.etag, size });
   const firstData = firstBuffer.subarray(0, first.bytes);
-  // MD5 is a running hash: a one-range object is hashed now, a bigger one read back at the end.
-  const firstMd5 = options.verifyEtag && first.bytes === size ? createHash("md5").update(firstData).digest("hex") : undefined;
+  // MD5 is a running hash: a one-range object is hashed now; a bigger one is
+  // hashed in order as a stream sink writes it, or read back from a file at the end.
+  let md5: { hex: () => string } | undefined;
+  if (options.verifyEtag && isMd5Etag(first.etag)) {
+    if (first.bytes === size) {
+      const hex = createHash("md5").update(firstData).digest("hex");
+      md5 = { hex: () => hex };
+    } else if (sink.observeInOrder && !sink.read) {
+      const running = createHash("md5");
+      sink.observeInOrder((data) => running.update(data));
+      md5 = { hex: () => running.digest("hex") };
+    }
+  }
   group.add(
     recordDigest(run, 0, firstData)
       .then(() => sink.write(0, 0, firstData))
@@ -158,7 +169,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   }
   await fetchRanges(run, ranges, 1, first.etag, partSize);
   await group.wait();
-  await verify(run, size, [], first.etag, options, firstMd5);
+  await verify(run, size, [], first.etag, options, md5);
   await sink.commit({ lastModified: first.lastModified });
   return { size, etag: first.etag, lastModified: first.lastModified };
 }
@@ -284,7 +295,7 @@ async function recordDigest(run: Run, offset: number, data: Buffer): Promise<voi
  * run wrote are read back from the file) against the stored one, and with
  * --verify-etag the MD5 of a single-part object against its ETag.
  */
-async function verify(run: Run, size: number, earlier: readonly ByteRange[], etag: string, options: DownloadOptions, md5: string | undefined): Promise<void> {
+async function verify(run: Run, size: number, earlier: readonly ByteRange[], etag: string, options: DownloadOptions, md5: { hex: () => string } | undefined): Promise<void> {
   const { ctx, ref, sink, signal } = run;
   const expected = await run.expected;
   if (expected) {
@@ -305,9 +316,9 @@ async function verify(run: Run, size: number, earlier: readonly ByteRange[], eta
     ctx.stats.verifiedObjects++;
   }
   if (options.verifyEtag && isMd5Etag(etag)) {
-    if (md5 !== undefined) compareMd5(ref, etag, md5);
+    if (md5 !== undefined) compareMd5(ref, etag, md5.hex());
     else if (sink.read) await md5CheckFromSink(run, etag, size);
-    else return; // an in-order stream cannot be read back
+    else return;
     ctx.stats.verifiedObjects++;
   }
 }

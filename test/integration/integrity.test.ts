@@ -180,6 +180,17 @@ describe("integrity: checksums (integration, radosgw behind FakeChecksumStore)",
       assert.equal(stats(res).verifiedObjects, 1);
     });
 
+    it("checks a multi-range download to stdout in order, as it is written", async () => {
+      const ok = await runS3x(["cp", `s3://${bucket}/${key}`, "-", "--verify-etag", "--part-size", "4MiB", "--json"], { env });
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(sha256(ok.stdout), sha256(data));
+      assert.equal(JSON.parse(ok.stderr.trim()).verifiedObjects, 1);
+      fake.corrupt({ bucket, key, offset: 9 * MiB, times: 1 });
+      const bad = await runS3x(viaFake(["cp", `s3://${bucket}/${key}`, "-", "--verify-etag", "--part-size", "4MiB"]), { env });
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /checksum mismatch: the MD5 of the downloaded bytes/);
+    });
+
     it("catches a corrupted byte the server's own checksums would not", async () => {
       const out = join(dir, "e2");
       await mkdir(out);

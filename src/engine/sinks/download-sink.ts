@@ -33,6 +33,9 @@ export interface DownloadSink {
    */
   discard(keep?: boolean): Promise<boolean | void>;
 
+  /** In-order sinks (streams): sees every byte once, in order, as it is written. */
+  observeInOrder?(observer: (data: Buffer) => void): void;
+
   /** Resumable sinks (files): what an earlier run left, continuing it, reading it back. */
   previous?(): Promise<PartialDownload | undefined>;
   forgetPrevious?(): Promise<void>;

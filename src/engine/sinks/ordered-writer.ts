@@ -45,7 +45,14 @@ export class OrderedWriter implements DownloadSink {
     for (const w of ready) w.resolve();
   }
 
+  private observer: ((data: Buffer) => void) | undefined;
+
   async open(): Promise<void> {}
+
+  /** Sees every byte once, in order (a running hash over a stream that cannot be read back). */
+  observeInOrder(observer: (data: Buffer) => void): void {
+    this.observer = observer;
+  }
 
   write(index: number, _offset: number, data: Buffer): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
@@ -68,7 +75,10 @@ export class OrderedWriter implements DownloadSink {
       while (!this.failure && (part = this.waiting.get(this.next)) !== undefined) {
         this.waiting.delete(this.next);
         try {
-          if (part.data.length > 0) await this.out.write(part.data);
+          if (part.data.length > 0) {
+            this.observer?.(part.data);
+            await this.out.write(part.data);
+          }
           this.next++;
           part.resolve();
           this.wakeRoomWaiters();
