@@ -12,6 +12,7 @@ import {
 } from "../s3/operations.js";
 import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
 import { withRetries } from "./retry.js";
+import { repeatHedge } from "./hedge.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
 import { TaskGroup } from "./task-group.js";
 
@@ -195,7 +196,7 @@ async function multipartUpload(ctx: TransferContext, dest: ObjectRef, options: U
               const etag = await withRetries(`UploadPart ${number} of ${describe(dest)}`, ctx.retry, () => {
                 ctx.stats.requests++;
                 return uploadPart(ctx.client, dest, uploadId, number, body, { signal });
-              }, hooks);
+              }, hooks, repeatHedge<string>(ctx, length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
               completed.push({ partNumber: number, etag });
               ctx.progress.addDone(length);
             },
