@@ -6,6 +6,7 @@ import { acquirePartBuffer, childController, retryHooks, type TransferContext } 
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
 import { isInterruption } from "./resume/interruption.js";
 import { RequestError, withRetries } from "./retry.js";
+import { rangeHedge } from "./hedge.js";
 import type { DownloadSink, PartialDownload } from "./sinks/download-sink.js";
 import { TaskGroup } from "./task-group.js";
 
@@ -408,5 +409,24 @@ function fetchRange(
       return { ...result, bytes: received };
     },
     retryHooks(ctx, signal),
+    // Fan-out hook (engine/hedge.ts): at the transfer's tail a straggling
+    // range may get a duplicate elsewhere, written to a scratch buffer and
+    // copied in only if it wins.
+    rangeHedge<RangeResult>(ctx, {
+      buffer,
+      length: end - start + 1,
+      received: () => received,
+      fetch: (from, scratch, onBytes) => {
+        ctx.stats.requests++;
+        return getRange(ctx.client, { ref, start: start + from, end, ifMatch: etag, target: scratch, offset: 0, signal, onBytes });
+      },
+      adopted: (result, bytes) => {
+        if (etag && result.etag && result.etag !== etag) throw new Error(`GET s3://${ref.bucket}/${ref.key}: the object changed during the download (ETag ${etag}, then ${result.etag})`);
+        received += bytes;
+        ctx.stats.bytesReceived += bytes;
+        ctx.progress.addDone(bytes);
+        return { ...result, bytes: received };
+      },
+    }),
   );
 }

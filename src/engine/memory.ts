@@ -53,6 +53,16 @@ export class MemoryBudget {
     });
   }
 
+  /**
+   * A buffer now if the budget allows it without waiting (and nobody is
+   * waiting ahead), else undefined: for optional work such as a hedged
+   * duplicate, which must never hold up the parts themselves.
+   */
+  tryAcquire(size: number): Buffer | undefined {
+    if (size > this.limit || this.waiters.length > 0 || !this.fits(size)) return undefined;
+    return this.take(size);
+  }
+
   release(buf: Buffer): void {
     this.inUse -= buf.length;
     // Only part-sized buffers are worth keeping: small ones (small files of

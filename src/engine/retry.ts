@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeFailure, type RequestFailure } from "../s3/errors.js";
-import { runWithRouting, type AttemptRouting } from "../net/routing.js";
+import { startWithRouting, type AttemptRouting } from "../net/routing.js";
+import { HEDGE_CHECK_MS, HedgeLostError, type Duplicate, type HedgeHook } from "./hedge.js";
 import type { FailureKind, RetryPacer } from "./pacer.js";
 
 /** How often and how patiently one request is retried. */
@@ -95,13 +96,26 @@ export interface RetryHooks {
  * runs out of attempts. `attempt` receives the attempt number (0-based) so a
  * ranged GET can resume where the previous attempt's bytes stopped.
  *
- * Each attempt runs with routing hints for the HTTP handler: the addresses
- * earlier attempts failed on are avoided while another one is available,
- * and the address used is remembered for the error message. With a pacer,
- * every attempt waits for a slot under the endpoint's adaptive limit and
- * every retry pays into the endpoint's token bucket.
+ * Each attempt runs with routing hints for the HTTP handler (net/routing.ts):
+ * the addresses earlier attempts failed on are avoided while another one is
+ * available, and the address used is remembered for the error message. The
+ * hints reach the request only if `attempt` sends it (s3/send.ts) before its
+ * first `await`, as every s3x operation does. With a pacer, every attempt
+ * waits for a slot under the endpoint's adaptive limit and every retry pays
+ * into the endpoint's token bucket.
+ *
+ * With `hedge`, an attempt that straggles at the transfer's tail may get a
+ * hedged duplicate on another address (engine/hedge.ts). `hooks.signal`
+ * must then be the signal the attempt's requests are sent with: each of the
+ * two gets a signal of its own linked to it, so the loser can be stopped alone.
  */
-export async function withRetries<T>(operation: string, policy: RetryPolicy, attempt: (n: number) => Promise<T>, hooks: RetryHooks = {}): Promise<T> {
+export async function withRetries<T>(
+  operation: string,
+  policy: RetryPolicy,
+  attempt: (n: number) => Promise<T>,
+  hooks: RetryHooks = {},
+  hedge?: HedgeHook<NoInfer<T>>,
+): Promise<T> {
   const avoid = new Set<string>();
   const tried: string[] = [];
   const pacer = policy.pacer;
@@ -109,7 +123,7 @@ export async function withRetries<T>(operation: string, policy: RetryPolicy, att
     const routing: AttemptRouting = { avoid };
     const slot = await pacer?.begin(hooks.signal);
     try {
-      const result = await runWithRouting(routing, () => attempt(n));
+      const result = hedge ? await hedged(routing, () => attempt(n), hedge, hooks.signal) : await startWithRouting(routing, () => attempt(n));
       if (slot) pacer?.finish(slot, "success");
       return result;
     } catch (err) {
@@ -129,5 +143,120 @@ export async function withRetries<T>(operation: string, policy: RetryPolicy, att
       hooks.onRetry?.(failure, n + 1);
       await sleep(backoffDelay(n, policy), undefined, { signal: hooks.signal });
     }
+  }
+}
+
+/** An AbortController that also aborts when `parent` does; `dispose` unlinks it. */
+function linkedController(parent: AbortSignal | undefined): { controller: AbortController; dispose: () => void } {
+  const controller = new AbortController();
+  if (!parent) return { controller, dispose: () => undefined };
+  const forward = (): void => controller.abort(parent.reason);
+  if (parent.aborted) forward();
+  else parent.addEventListener("abort", forward, { once: true });
+  return { controller, dispose: () => parent.removeEventListener("abort", forward) };
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+function outcome<T>(promise: Promise<T>): Promise<Outcome<T>> {
+  return promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+}
+
+interface RunningDuplicate<T> {
+  routing: AttemptRouting;
+  work: Duplicate<T>;
+  link: { controller: AbortController; dispose: () => void };
+  outcome: Promise<Outcome<T>>;
+}
+
+/**
+ * One attempt that may get a hedged duplicate (engine/hedge.ts): every
+ * HEDGE_CHECK_MS, once the attempt's request is followed by the straggler
+ * watch, it is hedged if the transfer is at its tail and the watch finds it
+ * far behind. The first to succeed wins; the other is cancelled through its
+ * own signal and awaited before the winner's result is used, so a loser
+ * never writes after the fact. If the first to finish failed, the other may
+ * still win; if both fail, the original's failure goes to the retry loop.
+ */
+async function hedged<T>(routing: AttemptRouting, attempt: () => Promise<T>, hook: HedgeHook<T>, signal: AbortSignal | undefined): Promise<T> {
+  const tail = hook.tail;
+  const original = linkedController(signal);
+  routing.signal = original.controller.signal;
+  const primary = outcome(startWithRouting(routing, attempt));
+  let poll: NodeJS.Timeout | undefined;
+  const started = new Promise<RunningDuplicate<T>>((resolve) => {
+    poll = setInterval(() => {
+      if (!routing.tracked || routing.address === undefined) return;
+      if (!tail.mayHedge() || !routing.tracked.hedgeWorthy()) return;
+      const work: Duplicate<T> | undefined = hook.duplicate ? hook.duplicate() : { run: attempt, adopt: (r) => r, discard: () => undefined };
+      if (!work) return;
+      clearInterval(poll);
+      const link = linkedController(signal);
+      const hedgeRouting: AttemptRouting = { avoid: new Set([...routing.avoid, routing.address]), signal: link.controller.signal };
+      tail.inFlight++;
+      tail.sent++;
+      resolve({ routing: hedgeRouting, work, link, outcome: outcome(startWithRouting(hedgeRouting, () => work.run())) });
+    }, HEDGE_CHECK_MS);
+    poll.unref();
+  });
+  /** Counts the settled duplicate on the address it went to (--json) and frees what it held. */
+  const close = (d: RunningDuplicate<T>, won: boolean): void => {
+    tail.inFlight--;
+    if (won) tail.won++;
+    const address = d.routing.tracked?.address;
+    if (address) {
+      address.counters.hedges++;
+      if (won) address.counters.hedgesWon++;
+    }
+    d.link.dispose();
+    d.work.discard();
+  };
+  const unwrap = (o: Outcome<T>): T => {
+    if (o.ok) return o.value;
+    throw o.error;
+  };
+  try {
+    const first = await Promise.race([primary, started]);
+    if (!("work" in first)) return unwrap(first);
+    const d = first;
+    clearInterval(poll);
+    const winner = await Promise.race([primary.then((o) => ({ hedge: false, o })), d.outcome.then((o) => ({ hedge: true, o }))]);
+    if (!winner.hedge && winner.o.ok) {
+      d.link.controller.abort(new HedgeLostError());
+      await d.outcome;
+      close(d, false);
+      return winner.o.value;
+    }
+    if (winner.hedge && winner.o.ok) {
+      // Stop the original and wait until it can no longer write, then take the duplicate's answer.
+      original.controller.abort(new HedgeLostError());
+      await primary;
+      try {
+        return d.work.adopt(winner.o.value);
+      } finally {
+        close(d, true);
+      }
+    }
+    // The first to finish failed: the other may still deliver.
+    if (winner.hedge) {
+      close(d, false);
+      return unwrap(await primary);
+    }
+    const late = await d.outcome;
+    if (!late.ok) {
+      close(d, false);
+      return unwrap(winner.o);
+    }
+    try {
+      return d.work.adopt(late.value);
+    } finally {
+      close(d, true);
+    }
+  } finally {
+    clearInterval(poll);
+    original.dispose();
   }
 }

@@ -19,6 +19,7 @@ import { isInterruption } from "./resume/interruption.js";
 import { findResumePoint, partMatches, type ResumePoint } from "./resume/upload-resume.js";
 import { findUploadRecords, forgetUpload, removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
 import { withRetries } from "./retry.js";
+import { repeatHedge } from "./hedge.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
 import { TaskGroup } from "./task-group.js";
 
@@ -290,7 +291,7 @@ async function multipartUpload(
       const tag = await uploadPart(ctx.client, dest, uploadId, number, body, { signal, checksum });
       ctx.stats.bytesSent += body.length;
       return tag;
-    }, hooks);
+    }, hooks, repeatHedge<string>(ctx, body.length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
     completed.push({ partNumber: number, etag, checksum });
   };
 

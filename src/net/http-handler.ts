@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { PoolManager, type AddressPool, type HostPools } from "./pools.js";
 import { ResponseBody } from "./response-body.js";
 import { noteSocketBytes } from "./garbage.js";
-import { currentRouting } from "./routing.js";
+import { routingOf, type AttemptRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 
 /**
@@ -48,7 +48,7 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     const protocol = request.protocol || "https:";
     const port = request.port ?? (protocol === "http:" ? 80 : 443);
     const host: HostPools = await this.pools.forOrigin(protocol, request.hostname, port);
-    const routing = currentRouting();
+    const routing = routingOf(request);
     const address = host.pick(routing?.avoid);
     if (routing) routing.address = address.address;
     const query = buildQueryString(request.query ?? {});
@@ -62,7 +62,7 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
-    const response = await dispatch(address, host, request.method, path, headers, request.body, options?.abortSignal as AbortSignal | undefined);
+    const response = await dispatch(address, host, request.method, path, headers, request.body, options?.abortSignal as AbortSignal | undefined, routing);
     return { response };
   }
 
@@ -129,6 +129,7 @@ function dispatch(
   headers: Record<string, string>,
   body: unknown,
   signal: AbortSignal | undefined,
+  routing?: AttemptRouting,
 ): Promise<HttpResponse> {
   return new Promise<HttpResponse>((resolve, reject) => {
     const responseBody = new ResponseBody();
@@ -153,6 +154,8 @@ function dispatch(
     address.counters.requests++;
     const sending = bodyLength(body);
     const tracked: TrackedRequest | undefined = host.stragglers.track(address, Math.max(sending, rangeLength(headers)), abort);
+    // The retry loop follows a large request's progress to decide on a hedged duplicate (engine/hedge.ts).
+    if (routing) routing.tracked = tracked;
     let payload: unknown = body ?? null;
     if (body instanceof Uint8Array && sending >= UPLOAD_SLICE_BYTES * 2) {
       payload = slices(body, (n) => {

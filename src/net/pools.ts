@@ -1,6 +1,7 @@
-import { isIP } from "node:net";
-import { Pool } from "undici";
+import { isIP, type Socket } from "node:net";
+import { buildConnector, Pool } from "undici";
 import { RateMeter } from "./rate-meter.js";
+import { loopLag } from "./loop-lag.js";
 import { AddressResolver, refreshDelay, type Resolution } from "./resolver.js";
 import { StragglerWatch, DEFAULT_STRAGGLER_OPTIONS, type StragglerOptions } from "./stragglers.js";
 
@@ -25,7 +26,10 @@ export interface NetOptions {
 }
 
 export const DEFAULT_NET_OPTIONS: NetOptions = {
-  connectTimeoutMs: 5_000,
+  // The CRT's figure: with every address probed at first contact (see
+  // HostPools.probe), a dead address no longer delays a transfer by this
+  // much, so it only bounds how long a hopeless connect holds a request.
+  connectTimeoutMs: 3_000,
   firstByteTimeoutMs: 30_000,
   stallTimeoutMs: 30_000,
   connectionsPerAddress: 64,
@@ -41,6 +45,44 @@ const BAD_COOLDOWN_BASE_MS = 2_000;
 const BAD_COOLDOWN_MAX_MS = 60_000;
 /** This many 5xx answers in a row (no success between) put an address on the bad list. */
 const SERVER_ERROR_BURST = 5;
+
+/**
+ * Happy-eyeballs delay bounds (RFC 8305 suggests 250 ms): an address whose
+ * connect has not finished after this long, while others have, is passed
+ * over until it connects. Within the bounds the delay follows the connect
+ * times seen so far (4 × the median), so a far-away endpoint with slow
+ * connects is not judged by loopback standards.
+ */
+const EYEBALLS_MIN_MS = 250;
+const EYEBALLS_MAX_MS = 1_000;
+
+/**
+ * What s3x knows about reaching an address: never tried, a connect in
+ * flight, a connect succeeded (and none failed since), or the last connect
+ * failed. Only "up" addresses are first choice.
+ */
+export type Reachability = "unknown" | "connecting" | "up" | "down";
+
+/** Connect durations (ms) of one host, for the adaptive happy-eyeballs delay. */
+class ConnectTimes {
+  private readonly samples: number[] = [];
+
+  add(ms: number): void {
+    this.samples.push(ms);
+    if (this.samples.length > 32) this.samples.shift();
+  }
+
+  /** How long a connect may take before the address is passed over. */
+  eyeballsDelay(): number {
+    if (this.samples.length === 0) return EYEBALLS_MIN_MS;
+    const sorted = [...this.samples].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    return Math.min(EYEBALLS_MAX_MS, Math.max(EYEBALLS_MIN_MS, 4 * median));
+  }
+}
+
+/** undici's connector, as `buildConnector` returns it. */
+type Connector = ReturnType<typeof buildConnector>;
 
 export type AddressState = "healthy" | "bad" | "retired";
 
@@ -59,6 +101,12 @@ export interface AddressStats {
   inFlight: number;
   /** Why the address was last put on the bad list (or retired). */
   lastProblem?: string;
+  /** Whether connects to it work: unknown, connecting, up or down. */
+  reachability: Reachability;
+  /** Hedged duplicates of slow tail requests sent to this address… */
+  hedges: number;
+  /** …and how many of them answered first. */
+  hedgesWon: number;
 }
 
 /** One front-end address of a host: a keep-alive pool of connections to it, and its health. */
@@ -68,23 +116,134 @@ export class AddressPool {
   badUntil = 0;
   retired = false;
   lastPickedAt = 0;
+  /** When bytes last moved to or from this address, in observed time (see loop-lag.ts). */
+  lastBytesAt = 0;
   private failuresInARow = 0;
   private serverErrorsInARow = 0;
   private lastProblem: string | undefined;
   private readonly meter = new RateMeter();
-  readonly counters = { requests: 0, errors: 0, stragglers: 0, bytesIn: 0, bytesOut: 0 };
+  readonly counters = { requests: 0, errors: 0, stragglers: 0, bytesIn: 0, bytesOut: 0, hedges: 0, hedgesWon: 0 };
+  reachability: Reachability = "unknown";
+  /** When the connect that made it "connecting" started. */
+  connectingSince = 0;
+  private readonly connector: Connector;
+  /** A probe's connected socket, waiting for the pool's first connect. */
+  private spare: Socket | undefined;
+  /** A probe still connecting (destroyed on close). */
+  private probing: Socket | undefined;
+  private closed = false;
 
-  constructor(readonly address: string, protocol: string, port: number, serverName: string, options: NetOptions) {
+  constructor(
+    readonly address: string,
+    private readonly protocol: string,
+    private readonly port: number,
+    serverName: string,
+    options: NetOptions,
+    private readonly connectTimes = new ConnectTimes(),
+  ) {
     const host = isIP(address) === 6 ? `[${address}]` : address;
+    // TLS must verify the endpoint's name, not the address we dialled.
+    this.connector = buildConnector({ timeout: options.connectTimeoutMs, servername: isIP(serverName) ? undefined : serverName });
     this.pool = new Pool(`${protocol}//${host}:${port}`, {
       connections: options.connectionsPerAddress,
       pipelining: 1,
       headersTimeout: options.firstByteTimeoutMs,
       bodyTimeout: options.stallTimeoutMs,
       keepAliveTimeout: 30_000,
-      // TLS must verify the endpoint's name, not the address we dialled.
-      connect: { timeout: options.connectTimeoutMs, servername: isIP(serverName) ? undefined : serverName },
+      connect: (connectOptions, callback) => this.connect(connectOptions, callback),
     });
+  }
+
+  /**
+   * The pool's connector: hands over a probe's socket when one is waiting
+   * (the probe's connect is then not paid twice), else connects, keeping
+   * note of reachability and connect times either way.
+   */
+  private connect(connectOptions: buildConnector.Options, callback: buildConnector.Callback): void {
+    const spare = this.takeSpare();
+    if (spare) {
+      // Never synchronously: undici's client is mid-resume when it asks, and
+      // a connect that completes inside that call leaves the request unsent.
+      process.nextTick(() => callback(null, spare));
+      return;
+    }
+    const startedAt = Date.now();
+    if (this.reachability !== "up") this.markConnecting(startedAt);
+    this.connector(connectOptions, (err, socket) => {
+      this.noteConnect(startedAt, err);
+      if (err) callback(err, null);
+      else callback(null, socket);
+    });
+  }
+
+  /**
+   * Opens one connection ahead of any request, so the first request goes
+   * to an address known to answer (see HostPools.firstContact). The socket
+   * is kept for the pool's first connect.
+   */
+  probe(): void {
+    if (this.closed || this.retired || this.probing || this.spare || this.reachability === "connecting") return;
+    const startedAt = Date.now();
+    this.markConnecting(startedAt);
+    let finished = false;
+    const socket = this.connector(
+      { hostname: this.address, host: `${this.address}:${this.port}`, protocol: this.protocol, port: String(this.port), localAddress: null },
+      (err, connected) => {
+        finished = true;
+        this.probing = undefined;
+        this.noteConnect(startedAt, err);
+        if (err || !connected) return;
+        if (this.closed || this.retired) {
+          connected.destroy();
+          return;
+        }
+        this.spare = connected as Socket;
+        // An idle spare that the server closes, or that fails, is simply dropped.
+        const drop = (): void => {
+          if (this.spare === connected) this.spare = undefined;
+        };
+        connected.once("close", drop).on("error", drop);
+      },
+    );
+    // undici's connector returns the socket it dials (its typings say void):
+    // kept so that close() can end a connect stuck on a black hole.
+    if (!finished) this.probing = (socket as unknown as Socket | undefined) ?? undefined;
+  }
+
+  private takeSpare(): Socket | undefined {
+    const spare = this.spare;
+    this.spare = undefined;
+    if (!spare || spare.destroyed || spare.readyState !== "open") return undefined;
+    spare.removeAllListeners("close");
+    spare.removeAllListeners("error");
+    return spare;
+  }
+
+  private markConnecting(at: number): void {
+    this.reachability = "connecting";
+    this.connectingSince = at;
+  }
+
+  private noteConnect(startedAt: number, err: Error | null): void {
+    if (!err) {
+      this.connectTimes.add(Date.now() - startedAt);
+      this.reachability = "up";
+      return;
+    }
+    this.reachability = "down";
+    const code = (err as NodeJS.ErrnoException).code;
+    // The request that needed this connection reports the failure too; a
+    // probe has no request, so it speaks for itself.
+    if (this.isBad()) return;
+    this.markBad(code === "UND_ERR_CONNECT_TIMEOUT" ? "connect timed out" : code === "ECONNREFUSED" ? "connection refused" : `connect failed (${code ?? err.message})`);
+  }
+
+  /**
+   * Whether a connect has been under way longer than the happy-eyeballs
+   * delay: the address is then passed over while others work.
+   */
+  isConnectLagging(now = Date.now()): boolean {
+    return this.reachability === "connecting" && now - this.connectingSince > this.connectTimes.eyeballsDelay();
   }
 
   isBad(now = Date.now()): boolean {
@@ -107,12 +266,18 @@ export class AddressPool {
 
   noteBytesIn(bytes: number): void {
     this.counters.bytesIn += bytes;
-    this.meter.add(bytes);
+    this.noteBytes(bytes);
   }
 
   noteBytesOut(bytes: number): void {
     this.counters.bytesOut += bytes;
-    this.meter.add(bytes);
+    this.noteBytes(bytes);
+  }
+
+  private noteBytes(bytes: number): void {
+    const now = Date.now();
+    this.meter.add(bytes, now);
+    this.lastBytesAt = loopLag.observedNow(now);
   }
 
   /** Bytes per second in and out over the last two seconds. */
@@ -142,6 +307,7 @@ export class AddressPool {
   }
 
   markBad(problem: string): void {
+    if (problem === "connect timed out" || problem === "connection refused") this.reachability = "down";
     this.failuresInARow++;
     this.lastProblem = problem;
     const cooldown = Math.min(BAD_COOLDOWN_MAX_MS, BAD_COOLDOWN_BASE_MS * 2 ** (this.failuresInARow - 1));
@@ -151,8 +317,24 @@ export class AddressPool {
   retire(): void {
     this.retired = true;
     this.lastProblem = "no longer in DNS";
+    this.dropProbes();
     // In-flight requests finish; close() resolves when they have.
     this.pool.close().catch(() => undefined);
+  }
+
+  /** Closes probe sockets: a pending connect to a black hole must not keep the process alive. */
+  dropProbes(): void {
+    this.closed = this.closed || this.retired;
+    this.probing?.destroy();
+    this.probing = undefined;
+    this.spare?.destroy();
+    this.spare = undefined;
+  }
+
+  async destroy(): Promise<void> {
+    this.closed = true;
+    this.dropProbes();
+    await this.pool.destroy();
   }
 
   state(now = Date.now()): AddressState {
@@ -167,6 +349,7 @@ export class AddressPool {
       ...this.counters,
       rateBytesPerSec: Math.round(this.meter.rate(now)),
       inFlight: this.inFlight,
+      reachability: this.reachability,
     };
     if (this.lastProblem) stats.lastProblem = this.lastProblem;
     return stats;
@@ -184,6 +367,9 @@ export class HostPools {
   private closed = false;
   /** Requests started since the last refresh: re-resolve only while the host is in use. */
   private usedSinceRefresh = true;
+  /** Whether addresses are probed with a connect before use (on from first contact). */
+  private probing = false;
+  private readonly connectTimes = new ConnectTimes();
 
   constructor(
     readonly hostName: string,
@@ -202,15 +388,22 @@ export class HostPools {
    * The address for the next request: among healthy addresses not in
    * `avoid`, the one with the fewest requests in flight, ties going to the
    * one used least recently (so connections round-robin over every
-   * address, as the CRT does). Bad or avoided addresses are used only when
-   * nothing better is left.
+   * address, as the CRT does). Addresses known to connect come first; one
+   * whose connect is still pending past the happy-eyeballs delay, a bad
+   * one, or an avoided one is used only when nothing better is left.
    */
   pick(avoid?: ReadonlySet<string>): AddressPool {
     const now = Date.now();
     const live = this.addresses.filter((a) => !a.retired);
+    for (const a of live) {
+      // Back from the bad list after a failed connect: connect before trusting it with a request.
+      if (this.probing && a.reachability === "down" && !a.isBad(now)) a.probe();
+    }
+    const usable = (a: AddressPool): boolean => a.isReady(now) && !avoid?.has(a.address);
     const tiers = [
-      live.filter((a) => a.isReady(now) && !avoid?.has(a.address)),
-      live.filter((a) => a.isReady(now)),
+      live.filter((a) => usable(a) && a.reachability === "up"),
+      live.filter((a) => usable(a) && a.reachability !== "down" && !a.isConnectLagging(now)),
+      live.filter((a) => a.isReady(now) && !a.isConnectLagging(now)),
       live.filter((a) => !a.isBad(now)),
       live.filter((a) => !avoid?.has(a.address)),
       live,
@@ -223,6 +416,32 @@ export class HostPools {
     best.lastPickedAt = now;
     this.usedSinceRefresh = true;
     return best;
+  }
+
+  /**
+   * First contact, happy-eyeballs style across the fleet: connect to every
+   * address at once and resolve as soon as one of them is up (or every
+   * connect has failed). The first request then goes to an address that
+   * answered instead of waiting out the connect timeout on a black-holed
+   * one; the others join as their connects finish, and a probe's socket
+   * serves its pool's first request, so no connect is paid twice.
+   */
+  firstContact(): Promise<void> {
+    this.probing = true;
+    const live = this.addresses.filter((a) => !a.retired);
+    for (const a of live) a.probe();
+    return new Promise<void>((resolve) => {
+      const settled = (): boolean => live.some((a) => a.reachability === "up") || live.every((a) => a.reachability === "down" || a.retired);
+      if (settled()) return resolve();
+      // Connect outcomes arrive through the pools' callbacks; polling at 2 ms
+      // costs nothing next to a connect and keeps AddressPool free of listeners.
+      const timer = setInterval(() => {
+        if (this.closed || settled()) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 2);
+    });
   }
 
   /** Whether a request on `address` could go somewhere healthy instead. */
@@ -257,7 +476,9 @@ export class HostPools {
     }
     for (const address of addresses) {
       if (this.addresses.some((p) => p.address === address && !p.retired)) continue;
-      this.addresses.push(new AddressPool(address, this.protocol, this.port, this.hostName, this.options));
+      const pool = new AddressPool(address, this.protocol, this.port, this.hostName, this.options, this.connectTimes);
+      this.addresses.push(pool);
+      if (this.probing) pool.probe();
       if (announce) this.options.debug?.(`${this.hostName} ${address}: added (new in DNS)`);
     }
   }
@@ -296,7 +517,7 @@ export class HostPools {
     this.closed = true;
     clearTimeout(this.refreshTimer);
     this.stragglers.close();
-    await Promise.allSettled(this.addresses.map((a) => a.pool.destroy()));
+    await Promise.allSettled(this.addresses.map((a) => a.destroy()));
   }
 }
 
@@ -315,7 +536,8 @@ export class PoolManager {
     if (!entry) {
       entry = this.resolver.resolve(hostName).then((answer) => {
         this.options.debug?.(`${hostName}: ${answer.addresses.join(", ")} (${answer.source}${Number.isFinite(answer.ttlMs) ? `, TTL ${answer.ttlMs / 1000} s` : ""})`);
-        return new HostPools(hostName, protocol, port, this.options, this.resolver, answer);
+        const host = new HostPools(hostName, protocol, port, this.options, this.resolver, answer);
+        return host.firstContact().then(() => host);
       });
       // A failed lookup must not be cached: the next request tries again.
       entry.catch(() => this.hosts.delete(key));

@@ -1,36 +1,57 @@
 import type { AddressPool, HostPools } from "./pools.js";
+import { loopLag, type LagSource } from "./loop-lag.js";
 
 /**
- * When a part request counts as a straggler. The defaults are loose on
- * purpose: a healthy transfer's requests differ by 2× at most (TCP flows
- * sharing a link are not perfectly fair), so nothing healthy is cancelled;
- * a front end that crawls at a tenth of its siblings' pace, or goes silent,
- * is caught within a second or two.
+ * When a part request counts as a straggler. Cancelling a request throws
+ * away its bytes and pays a new request, so the rules ask for evidence
+ * that the address is at fault, not the machine or the server:
+ *
+ *  - time is "observed time" (wall time minus event-loop lag, see
+ *    loop-lag.ts): a loaded machine that could not read its sockets does
+ *    not make a request look silent or slow;
+ *  - a rate is judged over a window of seconds, against the median of at
+ *    least `minSamples` siblings (requests in flight and recently finished
+ *    on the same host), and only when the request's address as a whole
+ *    moves at under half the pace of the other addresses: one unlucky TCP
+ *    flow on a healthy address is left alone (the tail's hedged duplicates
+ *    deal with those, see engine/hedge.ts);
+ *  - a silence (no first byte, or no progress mid-body) counts as the
+ *    address's fault when the whole address has gone quiet too, or when it
+ *    lasts several times longer than the limit.
+ *
+ * A front end that crawls at a tenth of its siblings' pace, or goes
+ * silent, is still caught within two or three seconds.
  */
 export interface StragglerOptions {
   /** Requests whose payload (body sent or received) is smaller are never judged. */
   minPayloadBytes: number;
-  /** A request's rate is judged only after it has moved payload for this long. */
+  /** A request's rate is judged over this much observed time, at least. */
   minAgeMs: number;
-  /** Slower than the median of its siblings by this factor: a straggler. */
+  /** Slower than the median of its siblings by this factor (and on a slow address): a straggler. */
   slowRatio: number;
+  /** Rates are compared only once this many siblings' rates are known. */
+  minSamples: number;
   /** No payload progress for this long, mid-body, while siblings progress: stalled. */
   stallMs: number;
   /** Before its first payload byte a request is stalled after this long… */
   firstByteFloorMs: number;
   /** …or after this multiple of its siblings' usual first-byte latency, whichever is longer. */
   firstByteFactor: number;
+  /** A silence on an address that still moves other requests' bytes must last this many times the limit. */
+  busyAddressFactor: number;
   /** How often in-flight requests are judged. */
   checkEveryMs: number;
 }
 
 export const DEFAULT_STRAGGLER_OPTIONS: StragglerOptions = {
   minPayloadBytes: 1024 * 1024,
-  minAgeMs: 1_000,
+  minAgeMs: 2_000,
   slowRatio: 6,
+  minSamples: 4,
   stallMs: 2_000,
   firstByteFloorMs: 1_000,
   firstByteFactor: 5,
+  busyAddressFactor: 3,
   checkEveryMs: 250,
 };
 
@@ -53,20 +74,35 @@ export class TrackedRequest {
   firstByteAt: number | undefined;
   lastProgressAt: number;
   cancelled = false;
-  /** (time, bytes) at each check, for the recent rate: an upload's first megabytes vanish into kernel buffers at once. */
+  /** Wall time at the start, for the rate of a finished request. */
+  readonly startedWallAt = Date.now();
+  /**
+   * (wall time, bytes) at each check, for the recent rate: an upload's first
+   * megabytes vanish into kernel buffers at once. Rates use wall time: lag
+   * delays every request's bytes alike, so it cancels out of a comparison of
+   * rates, and a rate in observed time would overstate a loaded machine's pace.
+   */
   private readonly samples: { at: number; bytes: number }[] = [];
 
   constructor(
     readonly address: AddressPool,
+    /** Observed time (see loop-lag.ts) when the request started; all times here are observed. */
     readonly startedAt: number,
     /** Payload bytes expected; a request that has moved them all is only waiting for the server. */
     readonly expectedBytes: number,
     readonly cancel: (err: Error) => void,
+    private readonly clock: LagSource = loopLag,
+    private readonly watch?: StragglerWatch,
   ) {
     this.lastProgressAt = startedAt;
   }
 
-  progress(bytes: number, now = Date.now()): void {
+  /** Whether a duplicate on another address would likely finish first (see StragglerWatch.hedgeWorthy). */
+  hedgeWorthy(): boolean {
+    return this.watch?.hedgeWorthy(this) ?? false;
+  }
+
+  progress(bytes: number, now = this.clock.observedNow()): void {
     this.firstByteAt ??= now;
     this.bytes += bytes;
     this.lastProgressAt = now;
@@ -91,8 +127,8 @@ export class TrackedRequest {
  * GET from its last byte) goes to another address. A request is judged
  * only against evidence that the rest works: other requests moving bytes
  * or finishing after it went quiet, or a sibling rate to compare with.
- * When everything is slow the server is slow, and moving requests around
- * would not help.
+ * When everything is slow the server is slow (or this machine is), and
+ * moving requests around would not help.
  */
 export class StragglerWatch {
   private readonly active = new Set<TrackedRequest>();
@@ -105,15 +141,20 @@ export class StragglerWatch {
   constructor(
     private readonly host: HostPools,
     private readonly options: StragglerOptions,
+    private readonly clock: LagSource = loopLag,
   ) {}
 
   /** Starts watching a request with `expectedBytes` of payload; small requests are not watched. */
   track(address: AddressPool, expectedBytes: number, cancel: (err: Error) => void): TrackedRequest | undefined {
     if (expectedBytes < this.options.minPayloadBytes) return undefined;
-    const request = new TrackedRequest(address, Date.now(), expectedBytes, cancel);
+    const request = new TrackedRequest(address, this.clock.observedNow(), expectedBytes, cancel, this.clock, this);
     this.active.add(request);
     if (!this.timer) {
-      this.timer = setInterval(() => this.check(), this.options.checkEveryMs);
+      this.clock.update();
+      this.timer = setInterval(() => {
+        this.clock.update();
+        this.check();
+      }, this.options.checkEveryMs);
       this.timer.unref();
     }
     return request;
@@ -123,10 +164,9 @@ export class StragglerWatch {
   untrack(request: TrackedRequest | undefined, succeeded: boolean): void {
     if (!request || !this.active.delete(request)) return;
     if (succeeded && request.firstByteAt !== undefined) {
-      const now = Date.now();
       remember(this.firstByteLatencies, request.firstByteAt - request.startedAt);
-      remember(this.finishedRates, request.bytes / Math.max(1, now - request.startedAt));
-      this.lastFinishAt = now;
+      remember(this.finishedRates, request.bytes / Math.max(1, Date.now() - request.startedWallAt));
+      this.lastFinishAt = this.clock.observedNow();
     }
     if (this.active.size === 0) this.stopTimer();
   }
@@ -141,50 +181,112 @@ export class StragglerWatch {
     this.timer = undefined;
   }
 
-  /** Judges every watched request once; exposed for tests. */
-  check(now = Date.now()): void {
+  /** Before its first byte, a request may wait this long (observed ms) on an address that is otherwise quiet. */
+  private firstByteLimit(): number {
     const o = this.options;
+    // Until a few requests have finished, nothing says what "usual" is here:
+    // a busy server's first bytes can take seconds, so be twice as patient.
+    const floor = this.firstByteLatencies.length >= o.minSamples ? o.firstByteFloorMs : 2 * o.firstByteFloorMs;
+    return Math.max(floor, o.firstByteFactor * percentile(this.firstByteLatencies, 0.9));
+  }
+
+  /** Judges every watched request once (`now` in observed time); exposed for tests. */
+  check(at?: number): void {
+    const o = this.options;
+    // Silences in observed time, rates in wall time (tests pass one simulated time for both).
+    const now = at ?? this.clock.observedNow();
+    const wall = at ?? Date.now();
     const requests = [...this.active].filter((r) => !r.cancelled);
-    for (const r of requests) r.sample(now, o.minAgeMs);
-    const firstByteLimit = Math.max(o.firstByteFloorMs, o.firstByteFactor * percentile(this.firstByteLatencies, 0.9));
+    for (const r of requests) r.sample(wall, o.minAgeMs);
+    const firstByteLimit = this.firstByteLimit();
     for (const request of requests) {
       const others = requests.filter((r) => r !== request);
       // The newest sign of life from anything else: bytes moving, or a request finishing.
       const lastSignOfLife = Math.max(this.lastFinishAt, ...others.filter((r) => r.firstByteAt !== undefined).map((r) => r.lastProgressAt));
       const silentFor = now - request.lastProgressAt;
       const othersMovedSince = lastSignOfLife > request.lastProgressAt && now - lastSignOfLife < o.stallMs;
+      // How long the request's whole address has moved nothing (observed ms).
+      const addressSilentFor = now - Math.max(request.address.lastBytesAt, request.startedAt);
+      // A silence is judged only while others move, and blamed on the address
+      // only if the whole address went quiet too, or it lasts far longer.
+      const silenceIsTheAddress = (limit: number): boolean =>
+        othersMovedSince && silentFor >= limit && (addressSilentFor >= limit || silentFor >= o.busyAddressFactor * limit);
       if (request.firstByteAt === undefined) {
-        if (othersMovedSince && silentFor >= firstByteLimit) this.cancel(request, `sent no data for ${seconds(silentFor)} s`);
+        if (silenceIsTheAddress(firstByteLimit)) this.cancel(request, `sent no data for ${seconds(silentFor)} s`);
         continue;
       }
       if (request.bytes >= request.expectedBytes) {
         // Everything is sent (an upload's body may sit in kernel buffers) and
         // the answer is overdue by far more than sending took.
         const sendingTook = request.lastProgressAt - request.startedAt;
-        if (othersMovedSince && silentFor >= Math.max(2 * o.stallMs, 3 * sendingTook)) this.cancel(request, `got no answer for ${seconds(silentFor)} s after sending`);
+        if (silenceIsTheAddress(Math.max(2 * o.stallMs, 3 * sendingTook))) this.cancel(request, `got no answer for ${seconds(silentFor)} s after sending`);
         continue;
       }
-      if (othersMovedSince && silentFor >= o.stallMs) {
+      if (silenceIsTheAddress(o.stallMs)) {
         this.cancel(request, `stalled for ${seconds(silentFor)} s`);
         continue;
       }
-      const rate = request.recentRate(now, o.minAgeMs);
+      const rate = request.recentRate(wall, o.minAgeMs);
       if (rate === undefined || !this.host.hasAlternative(request.address)) continue;
-      const yardstick = [...others.flatMap((r) => r.recentRate(now, o.minAgeMs) ?? []), ...this.finishedRates.slice(-16)];
-      if (yardstick.length < 3) continue;
+      const yardstick = [...others.flatMap((r) => r.recentRate(wall, o.minAgeMs) ?? []), ...this.finishedRates.slice(-16)];
+      if (yardstick.length < o.minSamples) continue;
       const median = percentile(yardstick, 0.5);
       if (rate * o.slowRatio >= median) continue;
       // Worth it only if finishing here would take clearly longer than starting over elsewhere.
       const remaining = request.expectedBytes - request.bytes;
       if (remaining / Math.max(rate, 1e-9) - remaining / median < o.minAgeMs) continue;
-      this.cancel(request, `ran at ${mbps(rate)} MB/s while its siblings ran at ${mbps(median)} MB/s`, this.addressIsSlow(request.address));
+      // One slow flow on an address that keeps pace is bad luck (TCP flows
+      // sharing a link are not fair), not worth a re-send.
+      if (!this.addressIsSlow(request.address)) continue;
+      this.cancel(request, `ran at ${mbps(rate)} MB/s while its siblings ran at ${mbps(median)} MB/s`);
     }
   }
 
   /**
-   * One slow request may be bad luck (TCP flows sharing a link are not
-   * fair); the address as a whole moving at under half the pace of the
-   * others is a slow front end, worth avoiding for a while.
+   * Whether `request` is worth a hedged duplicate on another address: a
+   * fresh request there (usual first-byte latency, then the siblings'
+   * median rate) would finish well before this one, going by its own
+   * recent rate, or its silence so far. Used at a transfer's tail, where a
+   * duplicate costs little and waiting on the slowest request costs the
+   * whole transfer (engine/hedge.ts decides when it is the tail).
+   */
+  hedgeWorthy(request: TrackedRequest, at?: number): boolean {
+    const o = this.options;
+    if (request.cancelled || !this.host.hasAlternative(request.address)) return false;
+    const now = at ?? this.clock.observedNow();
+    const wall = at ?? Date.now();
+    const yardstick = [...this.finishedRates.slice(-16), ...[...this.active].flatMap((r) => (r === request ? [] : (r.recentRate(wall, o.minAgeMs) ?? [])))];
+    if (yardstick.length < o.minSamples) return false;
+    const median = percentile(yardstick, 0.5);
+    const usualFirstByte = percentile(this.firstByteLatencies, 0.5);
+    const remaining = Math.max(0, request.expectedBytes - request.bytes);
+    const fresh = usualFirstByte + request.expectedBytes / Math.max(median, 1e-9);
+    let expectedLeft: number;
+    if (request.firstByteAt === undefined) {
+      const waited = now - request.startedAt;
+      // No data yet: overdue once it has waited far longer than first bytes usually take.
+      if (waited < Math.max(o.firstByteFloorMs / 2, 3 * percentile(this.firstByteLatencies, 0.9))) return false;
+      expectedLeft = Infinity;
+    } else if (remaining === 0) {
+      // An upload whose body is all handed to the kernel, waiting for its
+      // answer (part of the body may still sit in the socket's buffer): once
+      // it has waited longer than a whole fresh request takes elsewhere, a
+      // duplicate is the faster way.
+      const waiting = now - request.lastProgressAt;
+      return waiting > fresh + 500;
+    } else {
+      const rate = request.recentRate(wall, o.minAgeMs / 2);
+      if (rate === undefined) return false;
+      expectedLeft = remaining / Math.max(rate, 1e-9);
+    }
+    // A clear margin: twice as long, and at least half a second more.
+    return expectedLeft > 2 * fresh && expectedLeft - fresh > 500;
+  }
+
+  /**
+   * One slow request may be bad luck; the address as a whole moving at
+   * under half the pace of the others is a slow front end, worth avoiding
+   * for a while.
    */
   private addressIsSlow(address: AddressPool): boolean {
     const now = Date.now();
@@ -193,11 +295,11 @@ export class StragglerWatch {
     return address.currentRate(now) * 2 < percentile(others, 0.5);
   }
 
-  private cancel(request: TrackedRequest, reason: string, markBad = true): void {
+  private cancel(request: TrackedRequest, reason: string): void {
     request.cancelled = true;
     request.address.counters.stragglers++;
     request.address.noteProblem(`straggler: ${reason}`);
-    if (markBad) this.host.markBad(request.address, reason);
+    this.host.markBad(request.address, reason);
     request.cancel(new StragglerError(request.address.address, reason));
   }
 }

@@ -1,6 +1,7 @@
 import type { S3Client, S3ClientResolvedConfig, ServiceInputTypes, ServiceOutputTypes } from "@aws-sdk/client-s3";
 import type { Command, FinalizeRequestMiddleware, HttpHandlerOptions, HttpRequest, RequestHandler } from "@smithy/types";
 import type { HttpResponse } from "@smithy/core/protocols";
+import { attachRouting, routingOf, takeStartingRouting } from "../net/routing.js";
 
 /**
  * Cancellation without per-call SDK options.
@@ -23,14 +24,21 @@ export function send<In extends ServiceInputTypes, Out extends ServiceOutputType
   signal?: AbortSignal,
 ): Promise<Out> {
   if (signal) Object.defineProperty(command.input, CALL_SIGNAL, { value: signal, enumerable: true, configurable: true });
+  const routing = takeStartingRouting();
+  if (routing) attachRouting(command.input, routing);
   return client.send(command);
 }
 
-/** Installs the middleware that carries the signal from input to request. */
+/** Installs the middleware that carries the signal and routing hints from input to request. */
 export function carrySignals(client: S3Client): void {
   const carry: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next) => async (args) => {
-    const signal = (args.input as WithSignal)[CALL_SIGNAL];
-    if (signal && args.request) (args.request as WithSignal)[CALL_SIGNAL] = signal;
+    const request = args.request as object | undefined;
+    if (request) {
+      const signal = (args.input as WithSignal)[CALL_SIGNAL];
+      if (signal) (request as WithSignal)[CALL_SIGNAL] = signal;
+      const routing = routingOf(args.input as object);
+      if (routing) attachRouting(request, routing);
+    }
     return next(args);
   };
   client.middlewareStack.addRelativeTo(
@@ -46,7 +54,8 @@ export function signalAwareHandler(
   return {
     metadata: inner.metadata,
     handle: (request, options) => {
-      const signal = (request as WithSignal)[CALL_SIGNAL];
+      // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
+      const signal = routingOf(request)?.signal ?? (request as WithSignal)[CALL_SIGNAL];
       return inner.handle(request, signal && !options?.abortSignal ? { ...options, abortSignal: signal } : options);
     },
     destroy: () => inner.destroy?.(),

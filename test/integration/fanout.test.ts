@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +23,8 @@ interface AddressStats {
   bytesIn: number;
   bytesOut: number;
   lastProblem?: string;
+  hedges: number;
+  hedgesWon: number;
 }
 
 interface CpStats {
@@ -35,6 +38,16 @@ interface CpStats {
 function stats(run: LabRunResult): CpStats {
   assert.equal(run.code, 0, run.stderr);
   return JSON.parse(run.stdout.toString().trim().split("\n").pop()!) as CpStats;
+}
+
+const total = (s: CpStats, field: "stragglers" | "hedges" | "hedgesWon"): number => s.addresses.reduce((sum, a) => sum + a[field], 0);
+
+/**
+ * Busy loops on every core, for "a loaded machine": other work steals CPU
+ * from both s3x and radosgw. Stopped by PID.
+ */
+function burnCpu(processes: number): ChildProcess[] {
+  return Array.from({ length: processes }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
 }
 
 function mbps(s: CpStats): number {
@@ -183,6 +196,91 @@ describe("front-end fan-out (network lab: namespace, tc, nft, DNS, radosgw)", fu
     }
   });
 
+  it("5. a healthy fleet on a loaded machine: not one straggler re-send", async function () {
+    await ensureHealthy();
+    const burners = burnCpu(2);
+    try {
+      const down = await download(key);
+      const up = await uploadChecked("loaded.bin");
+      report("download, 4 healthy addresses, CPU burners", down);
+      report("upload, 4 healthy addresses, CPU burners", up);
+      for (const [direction, s] of [["download", down], ["upload", up]] as const) {
+        process.stderr.write(`      ${direction}: ${total(s, "stragglers")} stragglers, ${total(s, "hedges")} hedges (${total(s, "hedgesWon")} won)\n`);
+        assert.equal(total(s, "stragglers"), 0, `${direction}: ${JSON.stringify(s.addresses)}`);
+        assert.equal(s.retries, 0, `${direction}: no retries on a healthy fleet`);
+      }
+    } finally {
+      for (const burner of burners) burner.kill("SIGKILL");
+    }
+  });
+
+  it("6. one address at 5 MB/s holding tail parts: hedged duplicates elsewhere finish the transfer", async function () {
+    const slow = FLEET[3];
+    const tailObject = join(dir, "tail.bin");
+    const tailHash = await randomFile(tailObject, 64 * MiB);
+    await lab.setRate(slow, 5);
+    try {
+      // 8 parts of 8 MiB: after the first, 7 go out at once, one or two to
+      // the slow address, where 8 MiB takes 1.7 s (3.4 s for two).
+      const up = stats(await lab.s3x(["cp", tailObject, `s3://${bucket}/tail.bin`, "--json", "--no-progress", "--part-size", "8MiB"]));
+      assert.equal(await lab.objectHash(bucket, "tail.bin"), tailHash);
+      const target = join(dir, "tail-down.bin");
+      const down = stats(await lab.s3x(["cp", `s3://${bucket}/tail.bin`, target, "--json", "--no-progress", "--part-size", "8MiB"]));
+      assert.equal(await fileHash(target), tailHash);
+      await rm(target);
+      for (const [direction, s] of [["upload", up], ["download", down]] as const) {
+        const onSlow = s.addresses.find((a) => a.address === slow)!;
+        process.stderr.write(
+          `      ${direction}: ${s.seconds} s, ${total(s, "hedges")} hedges (${total(s, "hedgesWon")} won), ${total(s, "stragglers")} stragglers, ${onSlow.requests} requests on ${slow}\n`,
+        );
+        // Bytes count once: the transfer reports the object's size, whatever was duplicated.
+        assert.equal(s.bytes, 64 * MiB);
+        assert.ok(total(s, "hedgesWon") >= 1, `${direction}: a duplicate won: ${JSON.stringify(s.addresses)}`);
+        assert.equal(onSlow.hedgesWon, 0, `${direction}: duplicates go elsewhere`);
+        // Not bounded by the slow address: one 8 MiB part there alone takes 1.7 s.
+        assert.ok(s.seconds < 1.7, `${direction} took ${s.seconds} s`);
+      }
+    } finally {
+      await lab.setRate(slow, MB_PER_ADDRESS);
+    }
+  });
+
+  it("7. first contact with a black-holed address first in line: small transfers finish far within the connect timeout", async function () {
+    const dead = FLEET[3];
+    const small = join(dir, "small.bin");
+    const smallHash = await randomFile(small, 20 * MiB);
+    // Before any fault, so the object exists for the download.
+    stats(await lab.s3x(["cp", small, `s3://${bucket}/small.bin`, "--json", "--no-progress"]));
+    await lab.setFault(dead, "blackhole");
+    try {
+      // The dead address is the first the old picker chose (least recently
+      // used, ties in list order); a 10 s connect timeout makes any wait on it obvious.
+      const order = pinned([dead, ...FLEET.slice(0, 3)]);
+      const slowConnect = ["--connect-timeout", "10"];
+      const target = join(dir, "small-down.bin");
+      // A lone ranged GET of 4 MiB (below the part size) and a multipart
+      // upload whose CreateMultipartUpload is the lone first request.
+      const down = stats(await lab.s3x(["cp", `s3://${bucket}/small.bin`, target, "--json", "--no-progress", "--part-size", "32MiB", ...order, ...slowConnect]));
+      assert.equal(await fileHash(target), smallHash);
+      await rm(target);
+      const up = stats(await lab.s3x(["cp", small, `s3://${bucket}/small-up.bin`, "--json", "--no-progress", "--multipart-threshold", "5MiB", "--part-size", "5MiB", ...order, ...slowConnect]));
+      assert.equal(await lab.objectHash(bucket, "small-up.bin"), smallHash);
+      process.stderr.write(`      download ${down.seconds} s, upload ${up.seconds} s (connect timeout 10 s)\n`);
+      for (const [direction, s] of [["download", down], ["upload", up]] as const) {
+        // Not bounded by any timeout: ~0.1–0.5 s here, 2 s leaves room for a loaded machine.
+        assert.ok(s.seconds < 2, `${direction} took ${s.seconds} s`);
+        const entry = s.addresses.find((a) => a.address === dead);
+        assert.equal(entry?.requests, 0, `${direction}: no request waited on ${dead}: ${JSON.stringify(entry)}`);
+      }
+      // With the default connect timeout (3 s, as the CRT) the same holds.
+      const again = stats(await lab.s3x(["cp", `s3://${bucket}/small.bin`, target, "--json", "--no-progress", ...order]));
+      assert.equal(await fileHash(target), smallHash);
+      assert.ok(again.seconds < 1.5, `download with the default connect timeout took ${again.seconds} s`);
+    } finally {
+      await lab.setFault(dead, null);
+    }
+  });
+
   it("4. the DNS answer changes mid-transfer: the new address carries traffic, the removed one gets no new requests", async function () {
     await ensureHealthy();
     const [gone, kept] = FLEET;
@@ -244,7 +342,7 @@ describe("retry pacing under 503 SlowDown (network lab, radosgw with a small req
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("5a. a SlowDown storm: the upload completes with fewer than 2× as many requests as parts", async () => {
+  it("8a. a SlowDown storm: the upload completes with fewer than 2× as many requests as parts", async () => {
     const run = await lab.s3x(["cp", source, `s3://${bucket}/storm.bin`, "--json", "--no-progress", "--part-size", "5MiB", "--concurrency", "32"]);
     const s = stats(run);
     const parts = 80;
@@ -255,7 +353,7 @@ describe("retry pacing under 503 SlowDown (network lab, radosgw with a small req
     assert.equal(await lab.objectHash(bucket, "storm.bin"), sourceHash);
   });
 
-  it("5b. every part refused with 503: fails with a clear message after bounded attempts, no multipart upload left", async () => {
+  it("8b. every part refused with 503: fails with a clear message after bounded attempts, no multipart upload left", async () => {
     const refuser = "127.0.0.9";
     await lab.startSlowDownProxy(refuser);
     const run = await lab.s3x(["cp", source, `s3://${bucket}/refused.bin`, "--no-progress", "--max-attempts", "3", "--resolve", `${HOST}=${refuser}`]);

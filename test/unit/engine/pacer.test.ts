@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { RetryPacer } from "../../../src/engine/pacer.js";
 import { RequestError, withRetries } from "../../../src/engine/retry.js";
-import { currentRouting } from "../../../src/net/routing.js";
+import { takeStartingRouting } from "../../../src/net/routing.js";
 
 function slowDown(): Error {
   return Object.assign(new Error(""), { name: "SlowDown", $metadata: { httpStatusCode: 503 } });
@@ -50,7 +50,7 @@ describe("engine/pacer", () => {
     await assert.rejects(
       withRetries("UploadPart 7 of s3://b/k", policy, async () => {
         calls++;
-        const routing = currentRouting();
+        const routing = takeStartingRouting();
         assert.ok(routing);
         routing.address = `127.0.0.${calls + 1}`;
         throw slowDown();
@@ -71,7 +71,7 @@ describe("engine/pacer", () => {
     const seenAvoid: string[][] = [];
     const policy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 };
     await withRetries("GET x", policy, async (n) => {
-      const routing = currentRouting()!;
+      const routing = takeStartingRouting()!;
       seenAvoid.push([...routing.avoid]);
       routing.address = `10.0.0.${n}`;
       if (n < 2) throw Object.assign(new Error("reset"), { code: "ECONNRESET" });

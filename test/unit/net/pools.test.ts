@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { AddressResolver } from "../../../src/net/resolver.js";
 import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
 
@@ -74,5 +76,53 @@ describe("net/pools: choosing an address", () => {
     a.markBad("x");
     const second = a.badUntil - t0;
     assert.ok(second >= 2 * first - 50, `${first} then ${second}`);
+  });
+});
+
+describe("net/pools: first contact (real sockets on loopback)", () => {
+  let server: Server;
+  let port: number;
+  let host: HostPools | undefined;
+  before(async () => {
+    // Listens on 127.0.0.1 only: 127.0.0.2 on the same port refuses.
+    server = createServer((_req, res) => res.end("ok"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+  afterEach(async () => {
+    await host?.close();
+    host = undefined;
+  });
+
+  it("sends the first request to an address that connected, over the probe's own connection", async () => {
+    host = new HostPools("s3.example", "http:", port, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.1"], ttlMs: Infinity, source: "pinned" });
+    const started = Date.now();
+    await host.firstContact();
+    const first = host.pick();
+    assert.equal(first.address, "127.0.0.1", "the refusing address, first in the list, is passed over");
+    let connects = 0;
+    server.on("connection", () => connects++);
+    const response = await first.pool.request({ method: "GET", path: "/" });
+    assert.equal(await response.body.text(), "ok");
+    assert.ok(Date.now() - started < 1_000, `first request took ${Date.now() - started} ms`);
+    assert.equal(connects, 0, "no second connect: the probe's socket carried the request");
+    const refused = host.stats().find((s) => s.address === "127.0.0.2")!;
+    assert.equal(refused.reachability, "down");
+    assert.equal(refused.state, "bad");
+  });
+
+  it("passes over an address whose connect lags past the happy-eyeballs delay", () => {
+    host = new HostPools("s3.example", "http:", port, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.3"], ttlMs: Infinity, source: "pinned" });
+    const [lagging, other] = host.addresses;
+    lagging.reachability = "connecting";
+    lagging.connectingSince = Date.now() - 300;
+    lagging.lastPickedAt = -1; // first in line on every other count
+    for (let i = 0; i < 4; i++) assert.equal(host.pick().address, other.address);
+    lagging.connectingSince = Date.now() - 100; // within the delay: still a candidate
+    lagging.lastPickedAt = -1;
+    assert.equal(host.pick().address, lagging.address);
   });
 });

@@ -2,18 +2,35 @@ import assert from "node:assert/strict";
 import { AddressResolver, parseDnsServers, parsePinnedAddresses, refreshDelay } from "../../../src/net/resolver.js";
 import { PoolManager, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
 import { startDnsServer, type TestDnsServer } from "../../support/dns-server.js";
+import { createServer, type Server, type Socket } from "node:net";
 
 // Names under .invalid can never exist in public DNS; they only go to our server anyway.
 const NAME = "s3.fanout.invalid";
 
 describe("net/resolver (real DNS server on loopback)", () => {
   let dns: TestDnsServer;
+  /**
+   * A TCP listener on every loopback address: the pools connect to each
+   * address at first contact (and mark one that refuses as bad), so the
+   * addresses these tests resolve to must accept connections.
+   */
+  let listener: Server;
+  let port: number;
+  const sockets = new Set<Socket>();
 
   before(async () => {
     dns = await startDnsServer();
+    listener = createServer((socket) => {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket)).on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "0.0.0.0", resolve));
+    port = (listener.address() as { port: number }).port;
   });
   after(async () => {
     await dns.close();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => listener.close(resolve));
   });
 
   it("returns every A record with the smallest TTL", async () => {
@@ -59,7 +76,7 @@ describe("net/resolver (real DNS server on loopback)", () => {
     dns.setAnswer(name, ["127.0.0.2", "127.0.0.3"], 1);
     const pools = new PoolManager({ ...DEFAULT_NET_OPTIONS, dnsServers: [dns.server] });
     try {
-      const host = await pools.forOrigin("http:", name, 9);
+      const host = await pools.forOrigin("http:", name, port);
       assert.deepEqual(host.addresses.map((a) => a.address).sort(), ["127.0.0.2", "127.0.0.3"]);
       dns.setAnswer(name, ["127.0.0.3", "127.0.0.4"], 1);
       host.pick(); // in use: keeps re-resolving
@@ -80,7 +97,7 @@ describe("net/resolver (real DNS server on loopback)", () => {
     dns.setAnswer(name, ["127.0.0.2"], 1);
     const pools = new PoolManager({ ...DEFAULT_NET_OPTIONS, dnsServers: [dns.server] });
     try {
-      const host = await pools.forOrigin("http:", name, 9);
+      const host = await pools.forOrigin("http:", name, port);
       dns.setAnswer(name, [], 1);
       const queries = dns.queries(name);
       host.pick();

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { AddressResolver } from "../../../src/net/resolver.js";
 import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
 import { StragglerError, StragglerWatch, DEFAULT_STRAGGLER_OPTIONS } from "../../../src/net/stragglers.js";
+import { EventLoopLagClock } from "../../../src/net/loop-lag.js";
 
 const MiB = 1024 * 1024;
 
@@ -30,12 +31,21 @@ describe("net/stragglers", () => {
     return { r, cancelled };
   }
 
-  /** Moves every request at its rate (bytes/s) for `seconds`, judging every 250 ms. */
-  function run(rs: { r: { progress(n: number, now: number): void } ; rate: number }[], t0: number, seconds: number): number {
+  /**
+   * Moves every request at its rate (bytes/s) for `seconds`, judging every
+   * 250 ms; the bytes count for the request's address too (its rate meter).
+   */
+  function run(rs: { r: { progress(n: number, now: number): void; address: { noteBytesIn(n: number): void; lastBytesAt: number } }; rate: number }[], t0: number, seconds: number): number {
     let now = t0;
     for (let step = 0; step < seconds * 4; step++) {
       now += 250;
-      for (const { r, rate } of rs) if (rate > 0) r.progress(Math.round(rate / 4), now);
+      for (const { r, rate } of rs) {
+        if (rate <= 0) continue;
+        r.progress(Math.round(rate / 4), now);
+        r.address.noteBytesIn(Math.round(rate / 4));
+        // The test's clock is simulated: the address moved bytes at `now`.
+        r.address.lastBytesAt = now;
+      }
       watch.check(now);
     }
     return now;
@@ -48,16 +58,58 @@ describe("net/stragglers", () => {
     assert.ok(rs.every((x) => x.cancelled.length === 0));
   });
 
-  it("cancels a request far slower than its siblings", () => {
+  it("cancels a request far slower than its siblings on an address that is slow as a whole", () => {
     const t0 = Date.now() - 10_000;
     const slow = request(0, t0);
-    const others = [request(1, t0), request(2, t0), request(1, t0)];
-    run([{ r: slow.r, rate: 0.5e6 }, ...others.map((x) => ({ r: x.r, rate: 8e6 }))], t0, 2);
+    const others = [request(1, t0), request(2, t0), request(1, t0), request(2, t0)];
+    run([{ r: slow.r, rate: 0.5e6 }, ...others.map((x) => ({ r: x.r, rate: 8e6 }))], t0, 3);
     assert.equal(slow.cancelled.length, 1);
     assert.ok(slow.cancelled[0] instanceof StragglerError);
     assert.match(slow.cancelled[0].message, /127\.0\.0\.2 ran at 0\.5 MB\/s while its siblings ran at 8\.0 MB\/s/);
     assert.ok(others.every((x) => x.cancelled.length === 0));
     assert.equal(host.addresses[0].counters.stragglers, 1);
+  });
+
+  it("leaves a slow request alone while its address keeps pace with the others (one unlucky flow)", () => {
+    const t0 = Date.now() - 10_000;
+    const slow = request(0, t0);
+    const others = [request(0, t0), request(1, t0), request(2, t0), request(1, t0)];
+    run([{ r: slow.r, rate: 0.5e6 }, ...others.map((x) => ({ r: x.r, rate: 8e6 }))], t0, 4);
+    assert.equal(slow.cancelled.length, 0);
+    assert.equal(host.addresses[0].counters.stragglers, 0);
+  });
+
+  it("does not count event-loop lag as a stall: a blocked process is not a silent address", async () => {
+    const clock = new EventLoopLagClock();
+    const lagWatch = new StragglerWatch(host, { ...DEFAULT_STRAGGLER_OPTIONS, stallMs: 1_000, checkEveryMs: 60_000 }, clock);
+    try {
+      clock.update();
+      const a = lagWatch.track(host.addresses[1], 64 * MiB, () => undefined)!;
+      const cancelled: Error[] = [];
+      const b = lagWatch.track(host.addresses[0], 64 * MiB, (err) => cancelled.push(err))!;
+      a.progress(MiB);
+      b.progress(MiB);
+      await new Promise((r) => setTimeout(r, 50));
+      // The process cannot read its sockets for 1.3 s (GC, a loaded machine)…
+      const blockedUntil = Date.now() + 1_300;
+      while (Date.now() < blockedUntil);
+      await new Promise((r) => setTimeout(r, 50));
+      // …then sees A's bytes first and judges before B's bytes are read.
+      a.progress(MiB);
+      clock.update();
+      lagWatch.check();
+      assert.ok(clock.lagMs >= 1_000, `lag measured: ${clock.lagMs} ms`);
+      assert.equal(cancelled.length, 0, cancelled.map((e) => e.message).join("; "));
+      // The same silence with an idle event loop is the address's: B is cancelled.
+      await new Promise((r) => setTimeout(r, 1_300));
+      a.progress(MiB);
+      clock.update();
+      lagWatch.check();
+      assert.equal(cancelled.length, 1);
+      assert.match(cancelled[0].message, /stalled for 1\.\d s/);
+    } finally {
+      lagWatch.close();
+    }
   });
 
   it("cancels a request that stalls mid-body while siblings progress, and marks its address bad", () => {
@@ -76,9 +128,10 @@ describe("net/stragglers", () => {
     const t0 = Date.now() - 10_000;
     const waiting = request(0, t0);
     const other = request(1, t0);
-    run([{ r: other.r, rate: 8e6 }], t0, 1.5);
+    run([{ r: other.r, rate: 8e6 }], t0, 2.5);
     assert.equal(waiting.cancelled.length, 1);
-    assert.match(waiting.cancelled[0].message, /sent no data for 1\.0 s/);
+    // No first-byte latencies seen yet: twice the 1 s floor.
+    assert.match(waiting.cancelled[0].message, /sent no data for 2\.0 s/);
   });
 
   it("judges nothing when everything stops (the server, not an address)", () => {

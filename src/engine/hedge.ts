@@ -1,0 +1,142 @@
+import type PQueue from "p-queue";
+import type { TransferContext } from "./context.js";
+import type { RetryPacer } from "./pacer.js";
+
+/**
+ * Hedged requests at a transfer's tail ("The Tail at Scale", Dean and
+ * Barroso; AWS's advice to retry the slowest few percent of large requests
+ * on another connection).
+ *
+ * While the request queue is full, a slow part request costs little: the
+ * others keep the links busy. Once the queue has drained and only a few
+ * requests are left, the slowest one decides when the whole transfer ends.
+ * Then a part request that the straggler watch finds far behind (a fresh
+ * request elsewhere would finish well before it) gets a duplicate on
+ * another address; the first complete answer wins and the other is
+ * cancelled. Bytes count once: the loser's are dropped, and a download's
+ * duplicate lands in a scratch buffer that is copied into the part buffer
+ * only if it wins, after the original has stopped writing.
+ */
+
+/** One duplicate of an attempt in flight. */
+export interface Duplicate<T> {
+  /** Sends the duplicate (a request of its own, with its own retry-free fate). */
+  run(): Promise<T>;
+  /** The duplicate won and the original has stopped: make its result the attempt's. */
+  adopt(result: T): T;
+  /** Always called last, win or lose, once the duplicate has settled. */
+  discard(): void;
+}
+
+export interface HedgeHook<T> {
+  /** Where the tail is judged and hedges are counted (one per transfer context). */
+  tail: TailHedger;
+  /**
+   * Prepares a duplicate of the attempt in flight, or undefined when none can
+   * be made now (no memory for a scratch buffer). Without this hook the
+   * attempt itself runs a second time: right for requests that write nothing
+   * shared (an UploadPart sends the same bytes and gets the same ETag).
+   */
+  duplicate?: () => Duplicate<T> | undefined;
+}
+
+/** How often a request in flight is judged for a hedge. */
+export const HEDGE_CHECK_MS = 250;
+/** Part requests smaller than this are not hedged (the straggler watch ignores them too). */
+export const HEDGE_MIN_BYTES = 1024 * 1024;
+/** Most duplicates in flight at once per transfer context. */
+const MAX_HEDGES_IN_FLIGHT = 8;
+
+/**
+ * Decides whether the transfer is at its tail and keeps the hedging
+ * budget: the queue has nothing waiting and at most half its concurrency
+ * (at least 2) is in flight, so duplicates use capacity the transfer no
+ * longer needs; the endpoint is not throttling
+ * (a throttled endpoint wants fewer requests, not more); at most a few
+ * duplicates at once.
+ */
+export class TailHedger {
+  inFlight = 0;
+  sent = 0;
+  won = 0;
+
+  constructor(
+    private readonly queue: PQueue,
+    private readonly pacer?: RetryPacer,
+  ) {}
+
+  mayHedge(): boolean {
+    if (this.inFlight >= MAX_HEDGES_IN_FLIGHT) return false;
+    if (this.queue.size > 0 || this.queue.pending > Math.max(2, Math.ceil(this.queue.concurrency / 2))) return false;
+    return this.pacer?.stats().limit === null || this.pacer === undefined;
+  }
+}
+
+const hedgers = new WeakMap<PQueue, TailHedger>();
+
+/** The tail hedger of a transfer context (keyed by its request queue). */
+export function tailHedger(context: { queue: PQueue; retry: { pacer?: RetryPacer } }): TailHedger {
+  let hedger = hedgers.get(context.queue);
+  if (!hedger) {
+    hedger = new TailHedger(context.queue, context.retry.pacer);
+    hedgers.set(context.queue, hedger);
+  }
+  return hedger;
+}
+
+/** Why the slower of a request and its duplicate was stopped. */
+export class HedgeLostError extends Error {
+  override readonly name = "AbortError";
+  constructor() {
+    super("the hedged duplicate answered first");
+  }
+}
+
+/** A hedge for a part request that can simply be sent twice (UploadPart); none for small ones. */
+export function repeatHedge<T>(ctx: TransferContext, payloadBytes: number): HedgeHook<T> | undefined {
+  return payloadBytes >= HEDGE_MIN_BYTES ? { tail: tailHedger(ctx) } : undefined;
+}
+
+/** What a ranged GET's hedge needs from the download: where bytes go and how far the original got. */
+export interface RangeTarget<T> {
+  /** The part buffer the original writes into. */
+  buffer: Buffer;
+  /** Bytes of the range the original has written so far. */
+  received(): number;
+  /** Bytes of the whole range. */
+  length: number;
+  /** GETs range bytes [from, end] into `scratch` (from 0), counting into `onBytes`; no progress reporting. */
+  fetch(from: number, scratch: Buffer, onBytes: (n: number) => void): Promise<T>;
+  /** The duplicate won and `bytes` more bytes are in the part buffer: account them (progress) and return the attempt's result. */
+  adopted(result: T, bytes: number): T;
+}
+
+/**
+ * A hedge for a ranged GET into a part buffer: the duplicate asks for the
+ * bytes the original has not delivered yet, into a scratch buffer from the
+ * memory budget (no hedge if none is free now). If it wins, the original
+ * has been stopped; the scratch bytes the original did not write are copied
+ * into the part buffer, so the part buffer only ever has one writer at a time.
+ */
+export function rangeHedge<T>(ctx: TransferContext, target: RangeTarget<T>): HedgeHook<T> | undefined {
+  if (target.length < HEDGE_MIN_BYTES) return undefined;
+  return {
+    tail: tailHedger(ctx),
+    duplicate: () => {
+      const from = target.received();
+      const scratch = ctx.memory.tryAcquire(target.buffer.length);
+      if (!scratch) return undefined;
+      let got = 0;
+      return {
+        run: () => target.fetch(from, scratch, (n) => (got += n)),
+        adopt: (result) => {
+          const done = target.received();
+          // The original stopped at `done` ≥ `from`: copy only what it lacks.
+          scratch.copy(target.buffer, done, done - from, got);
+          return target.adopted(result, from + got - done);
+        },
+        discard: () => ctx.memory.release(scratch),
+      };
+    },
+  };
+}
