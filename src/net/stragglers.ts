@@ -261,6 +261,9 @@ export class StragglerWatch {
     const usualFirstByte = percentile(this.firstByteLatencies, 0.5);
     const remaining = Math.max(0, request.expectedBytes - request.bytes);
     const fresh = usualFirstByte + request.expectedBytes / Math.max(median, 1e-9);
+    // Whatever its state, a request that has already taken twice what a whole
+    // fresh one takes (plus a margin) is overdue: the classic hedging rule.
+    if (now - request.startedAt > 2 * fresh + 500) return true;
     let expectedLeft: number;
     if (request.firstByteAt === undefined) {
       const waited = now - request.startedAt;

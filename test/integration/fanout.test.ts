@@ -25,6 +25,7 @@ interface AddressStats {
   lastProblem?: string;
   hedges: number;
   hedgesWon: number;
+  reachability: string;
 }
 
 interface CpStats {
@@ -166,7 +167,10 @@ describe("front-end fan-out (network lab: namespace, tc, nft, DNS, radosgw)", fu
         for (const [direction, s, reference] of [["download", down, healthy.download], ["upload", up, healthy.upload]] as const) {
           const entry = s.addresses.find((a) => a.address === bad);
           assert.ok(entry, `${direction}: ${bad} in --json stats`);
-          assert.ok(entry.errors + entry.stragglers > 0 && entry.lastProblem, `${direction}: ${bad} reported: ${JSON.stringify(entry)}`);
+          // Reported either through failed requests, or (refused, black hole) by
+          // the first-contact probe that kept every request off it.
+          const reported = entry.errors + entry.stragglers > 0 || (entry.reachability === "down" && entry.requests === 0);
+          assert.ok(reported && entry.lastProblem, `${direction}: ${bad} reported: ${JSON.stringify(entry)}`);
           assert.ok(mbps(s) >= 0.6 * reference, `${direction}: ${mbps(s).toFixed(0)} MB/s vs healthy ${reference.toFixed(0)} MB/s`);
         }
       } finally {
@@ -218,6 +222,14 @@ describe("front-end fan-out (network lab: namespace, tc, nft, DNS, radosgw)", fu
     const slow = FLEET[3];
     const tailObject = join(dir, "tail.bin");
     const tailHash = await randomFile(tailObject, 64 * MiB);
+    // The same transfers on the three healthy addresses alone: the yardstick on this (noisy) machine.
+    const reference = {
+      upload: stats(await lab.s3x(["cp", tailObject, `s3://${bucket}/tail.bin`, "--json", "--no-progress", "--part-size", "8MiB", ...pinned(FLEET.slice(0, 3))])).seconds,
+      download: 0,
+    };
+    const referenceTarget = join(dir, "tail-ref.bin");
+    reference.download = stats(await lab.s3x(["cp", `s3://${bucket}/tail.bin`, referenceTarget, "--json", "--no-progress", "--part-size", "8MiB", ...pinned(FLEET.slice(0, 3))])).seconds;
+    await rm(referenceTarget);
     await lab.setRate(slow, 5);
     try {
       // 8 parts of 8 MiB: after the first, 7 go out at once, one or two to
@@ -231,14 +243,15 @@ describe("front-end fan-out (network lab: namespace, tc, nft, DNS, radosgw)", fu
       for (const [direction, s] of [["upload", up], ["download", down]] as const) {
         const onSlow = s.addresses.find((a) => a.address === slow)!;
         process.stderr.write(
-          `      ${direction}: ${s.seconds} s, ${total(s, "hedges")} hedges (${total(s, "hedgesWon")} won), ${total(s, "stragglers")} stragglers, ${onSlow.requests} requests on ${slow}\n`,
+          `      ${direction}: ${s.seconds} s, ${total(s, "hedges")} hedges (${total(s, "hedgesWon")} won), ${total(s, "stragglers")} stragglers, ${onSlow.requests} requests on ${slow}; ${reference[direction]} s on the healthy three\n`,
         );
         // Bytes count once: the transfer reports the object's size, whatever was duplicated.
         assert.equal(s.bytes, 64 * MiB);
         assert.ok(total(s, "hedgesWon") >= 1, `${direction}: a duplicate won: ${JSON.stringify(s.addresses)}`);
         assert.equal(onSlow.hedgesWon, 0, `${direction}: duplicates go elsewhere`);
-        // Not bounded by the slow address: one 8 MiB part there alone takes 1.7 s.
-        assert.ok(s.seconds < 1.7, `${direction} took ${s.seconds} s`);
+        // Not bounded by the slow address: one 8 MiB part there alone takes
+        // 1.7 s; the slow address may add less than that to the healthy three's time.
+        assert.ok(s.seconds < reference[direction] + 1.7, `${direction} took ${s.seconds} s, ${reference[direction]} s on the healthy three`);
       }
     } finally {
       await lab.setRate(slow, MB_PER_ADDRESS);
