@@ -7,24 +7,8 @@ import { ResponseBody } from "./response-body.js";
 import { noteSocketBytes } from "./garbage.js";
 import { currentRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
-
-/**
- * Errors whose cause is the address (the front-end host or the path to it),
- * not the request: the address goes on the bad list and the retry goes
- * elsewhere.
- */
-const ADDRESS_FAILURE_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ETIMEDOUT",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
-  "UND_ERR_SOCKET",
-]);
+import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
+import { RawPools, rawGet, type RawTimeouts } from "./raw-get.js";
 
 /**
  * Large request bodies are handed to undici in slices of this size, pulled
@@ -42,7 +26,15 @@ const UPLOAD_SLICE_BYTES = 512 * 1024;
 export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
   readonly metadata = { handlerProtocol: "http/1.1" };
 
-  constructor(readonly pools: PoolManager) {}
+  /** Keep-alive connections of the ranged-GET fast path (net/raw-get), beside the undici pools. */
+  private readonly raw: RawPools | undefined;
+
+  constructor(
+    readonly pools: PoolManager,
+    rawTimeouts?: RawTimeouts,
+  ) {
+    this.raw = rawTimeouts ? new RawPools(rawTimeouts) : undefined;
+  }
 
   async handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
     const protocol = request.protocol || "https:";
@@ -62,6 +54,14 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
+    // Object bodies over plain HTTP take the fast path: the socket reads
+    // straight into the part buffer (TLS sockets cannot offer that, so
+    // https keeps undici).
+    const ranged = rangeLength(headers);
+    if (this.raw && protocol === "http:" && request.method === "GET" && ranged > 0 && bodyLength(request.body) === 0) {
+      const response = await rawGet(this.raw, address, host, port, path, headers, ranged, options?.abortSignal as AbortSignal | undefined);
+      return { response };
+    }
     const response = await dispatch(address, host, request.method, path, headers, request.body, options?.abortSignal as AbortSignal | undefined);
     return { response };
   }
@@ -73,6 +73,7 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
   }
 
   destroy(): void {
+    this.raw?.close();
     void this.pools.close();
   }
 }
@@ -223,30 +224,4 @@ function dispatch(
       handler,
     );
   });
-}
-
-function describeCode(code: string): string {
-  switch (code) {
-    case "ECONNREFUSED":
-      return "connection refused";
-    case "UND_ERR_CONNECT_TIMEOUT":
-      return "connect timed out";
-    case "ECONNRESET":
-    case "UND_ERR_SOCKET":
-      return "connection reset";
-    case "UND_ERR_HEADERS_TIMEOUT":
-      return "no answer before the first-byte timeout";
-    case "UND_ERR_BODY_TIMEOUT":
-      return "response stalled";
-    default:
-      return code;
-  }
-}
-
-function abortReason(signal: AbortSignal | undefined): Error {
-  const reason: unknown = signal?.reason;
-  if (reason instanceof Error) return reason;
-  const err = new Error("request aborted");
-  err.name = "AbortError";
-  return err;
 }
