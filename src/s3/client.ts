@@ -48,6 +48,7 @@ export function connect(settings: S3Settings): S3Connection {
   }
   const client = new S3Client(config);
   trimPerRequestWork(client);
+  reuseSigners(client);
   skipPayloadHashOverTls(client);
   carrySignals(client);
   return {
@@ -91,6 +92,33 @@ export function trimPerRequestWork(client: S3Client): void {
     },
     { step: "build", name: "s3xUserAgent" },
   );
+}
+
+type SignerProvider = (authScheme?: { name?: string; signingRegion?: string; signingName?: string; signingRegionSet?: string[] }) => Promise<unknown>;
+
+/**
+ * The SDK builds a new SigV4 signer for every request (spreading the whole
+ * client configuration into it), and with it a new signing-key cache, so
+ * every request derives its signing key again: four HMACs plus one more for
+ * the cache key. One signer per auth scheme keeps the derived key for the day
+ * (credentials are still read from the provider on every request, so they
+ * refresh as before, and the key cache is keyed by them).
+ */
+export function reuseSigners(client: S3Client): void {
+  const config = client.config as unknown as { signer?: SignerProvider };
+  const original = config.signer;
+  if (typeof original !== "function") return;
+  const signers = new Map<string, Promise<unknown>>();
+  config.signer = (authScheme) => {
+    const key = `${authScheme?.name}|${authScheme?.signingRegion}|${authScheme?.signingName}|${authScheme?.signingRegionSet?.join(",")}`;
+    let signer = signers.get(key);
+    if (!signer) {
+      signer = original(authScheme);
+      signers.set(key, signer);
+      signer.catch(() => signers.delete(key));
+    }
+    return signer;
+  };
 }
 
 /** Operations whose bodies are object data, worth not hashing twice. */
