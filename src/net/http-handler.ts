@@ -8,7 +8,7 @@ import { noteSocketBytes } from "./garbage.js";
 import { currentRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
-import { RawPools, rawGet, type RawTimeouts } from "./raw-get.js";
+import { RAW_METHODS, RawPools, rawRequest, type RawTimeouts } from "./raw-get.js";
 
 /**
  * Large request bodies are handed to undici in slices of this size, pulled
@@ -54,13 +54,18 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
-    // Object bodies over plain HTTP take the fast path: the socket reads
-    // straight into the part buffer (TLS sockets cannot offer that, so
-    // https keeps undici).
-    const ranged = rangeLength(headers);
-    if (this.raw && protocol === "http:" && request.method === "GET" && ranged > 0 && bodyLength(request.body) === 0) {
-      const response = await rawGet(this.raw, address, host, port, path, headers, ranged, options?.abortSignal as AbortSignal | undefined);
-      return { response };
+    // Over plain HTTP, requests without a large body take s3x's own
+    // connections (net/raw-get): object bodies are read straight into the
+    // part buffer, and each request costs less CPU than through undici.
+    // TLS sockets cannot offer that, and large uploads keep undici's
+    // sliced sending (per-address upload rates, stall detection).
+    if (this.raw && protocol === "http:" && RAW_METHODS.has(request.method)) {
+      const body = rawBody(request.body);
+      if (body !== null && (body?.byteLength ?? 0) < UPLOAD_SLICE_BYTES * 2) {
+        const expected = Math.max(body?.byteLength ?? 0, rangeLength(headers));
+        const response = await rawRequest(this.raw, address, host, port, request.method, path, headers, body, expected, options?.abortSignal as AbortSignal | undefined);
+        return { response };
+      }
     }
     const response = await dispatch(address, host, request.method, path, headers, request.body, options?.abortSignal as AbortSignal | undefined);
     return { response };
@@ -89,6 +94,14 @@ function flattenHeaders(raw: IncomingHttpHeaders): Record<string, string> {
     out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
+}
+
+/** A request body as bytes for the raw path; undefined when there is none, null when it is a stream (undici's job). */
+function rawBody(body: unknown): Uint8Array | undefined | null {
+  if (body === undefined || body === null) return undefined;
+  if (body instanceof Uint8Array) return body.byteLength > 0 ? body : undefined;
+  if (typeof body === "string") return body.length > 0 ? Buffer.from(body) : undefined;
+  return null;
 }
 
 function bodyLength(body: unknown): number {

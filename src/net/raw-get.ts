@@ -137,7 +137,7 @@ export class RawConnection {
   }
 
   /** Sends the request head; the answer arrives through `exchange`. */
-  start(exchange: Exchange, head: string): void {
+  start(exchange: Exchange, head: string, body: Uint8Array | undefined): void {
     this.exchange = exchange;
     this.headerBytes = 0;
     this.socket.ref();
@@ -145,7 +145,15 @@ export class RawConnection {
       this.phase = "headers";
       this.socket.setTimeout(this.owner.timeouts.firstByteTimeoutMs);
     }
+    if (!body || body.byteLength === 0) {
+      this.socket.write(head, "latin1");
+      return;
+    }
+    // Head and body in one writev.
+    this.socket.cork();
     this.socket.write(head, "latin1");
+    this.socket.write(body);
+    this.socket.uncork();
   }
 
   /** Back in the idle list: it must not keep the process alive. */
@@ -267,7 +275,12 @@ export class RawConnection {
     }
     this.phase = "body";
     this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
-    exchange.begin(head);
+    try {
+      exchange.begin(head);
+    } catch (err) {
+      this.fail(err as Error);
+      return false;
+    }
     if (exchange.framing === "length" && exchange.remaining === 0) {
       this.endBody(exchange);
       return true;
@@ -401,6 +414,7 @@ class Exchange implements BodySource {
     private readonly host: HostPools,
     private readonly tracked: TrackedRequest | undefined,
     private readonly signal: AbortSignal | undefined,
+    private readonly headOnly: boolean,
     private readonly resolve: (response: HttpResponse) => void,
     private readonly reject: (err: Error) => void,
     /** Sends the request again on a new connection; false if it may not. */
@@ -414,18 +428,19 @@ class Exchange implements BodySource {
   }
 
   begin(head: ParsedHead): void {
-    this.started = true;
     const headers = head.headers;
     const te = headers["transfer-encoding"];
-    if (te !== undefined && /chunked/i.test(te)) {
+    if (this.headOnly || head.status === 204 || head.status === 304) {
+      // These answers describe a body they do not carry.
+      this.framing = "length";
+      this.remaining = 0;
+    } else if (te !== undefined && /chunked/i.test(te)) {
       this.framing = "chunked";
       this.chunks = new ChunkDecoder();
     } else if (headers["content-length"] !== undefined) {
       this.framing = "length";
       this.remaining = Number(headers["content-length"]);
-    } else if (head.status === 204 || head.status === 304) {
-      this.framing = "length";
-      this.remaining = 0;
+      if (!Number.isSafeInteger(this.remaining) || this.remaining < 0) throw codedError("UND_ERR_SOCKET", `malformed Content-Length: ${headers["content-length"]}`);
     }
     const connection = (headers.connection ?? "").toLowerCase();
     this.keepAlive = this.framing !== "close" && (head.http10 ? connection.includes("keep-alive") : !connection.includes("close"));
@@ -433,6 +448,7 @@ class Exchange implements BodySource {
       this.serverError = true;
       this.host.noteServerError(this.address, head.status);
     }
+    this.started = true;
     this.body.attach(this);
     this.resolve(new HttpResponse({ statusCode: head.status, reason: head.reason, headers, body: this.body }));
   }
@@ -490,18 +506,24 @@ class Exchange implements BodySource {
   readonly onAbort = (): void => this.abort(abortReason(this.signal));
 }
 
+/** Methods the raw path may send again on a fresh connection after a stale keep-alive one failed: idempotent ones only. */
+export const RAW_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT"]);
+
 /**
- * Sends a GET (already signed) to `address` on a raw keep-alive connection
- * and resolves when the response headers are in; the body then flows into
- * a ResponseBody whose `readInto` lets the socket fill the part buffer.
+ * Sends a request (already signed; GET, HEAD or PUT with a small body) to
+ * `address` on a raw keep-alive connection and resolves when the response
+ * headers are in; the body then flows into a ResponseBody whose `readInto`
+ * lets the socket fill the part buffer.
  */
-export function rawGet(
+export function rawRequest(
   pools: RawPools,
   address: AddressPool,
   host: HostPools,
   port: number,
+  method: string,
   path: string,
   headers: Record<string, string>,
+  body: Uint8Array | undefined,
   expectedBytes: number,
   signal: AbortSignal | undefined,
 ): Promise<HttpResponse> {
@@ -510,9 +532,16 @@ export function rawGet(
       reject(abortReason(signal));
       return;
     }
+    if (!RAW_METHODS.has(method)) {
+      reject(new Error(`the raw HTTP path does not send ${method}`));
+      return;
+    }
     address.inFlight++;
     address.counters.requests++;
-    let head = `GET ${path} HTTP/1.1\r\n`;
+    const sending = body?.byteLength ?? 0;
+    address.noteBytesOut(sending);
+    let head = `${method} ${path} HTTP/1.1\r\n`;
+    if (sending > 0 && !hasContentLength(headers)) head += `content-length: ${sending}\r\n`;
     for (const name in headers) {
       const value = headers[name];
       if (/[\r\n]/.test(value)) {
@@ -528,12 +557,12 @@ export function rawGet(
     const send = (): void => {
       const { conn, reused } = pools.take(address, port);
       exchange.conn = conn;
-      conn.start(exchange, head);
+      conn.start(exchange, head, body);
       canResend = reused;
     };
     let canResend = false;
     const tracked = host.stragglers.track(address, expectedBytes, (err) => exchange.abort(err));
-    exchange = new Exchange(address, host, tracked, signal, resolve, reject, () => {
+    exchange = new Exchange(address, host, tracked, signal, method === "HEAD", resolve, reject, () => {
       // One fresh connection for a request whose kept-alive connection had gone stale.
       if (!canResend || resent) return false;
       resent = true;
@@ -543,4 +572,9 @@ export function rawGet(
     signal?.addEventListener("abort", exchange.onAbort, { once: true });
     send();
   });
+}
+
+function hasContentLength(headers: Record<string, string>): boolean {
+  for (const name in headers) if (name.toLowerCase() === "content-length") return true;
+  return false;
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AddressResolver } from "../../../src/net/resolver.js";
 import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
-import { RawPools, rawGet } from "../../../src/net/raw-get.js";
+import { RawPools, rawRequest } from "../../../src/net/raw-get.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
 
 /**
@@ -52,7 +52,7 @@ describe("net/raw-get: s3x's own HTTP/1.1 path for ranged GETs", () => {
   });
 
   async function get(port: number, length = payload.length, signal?: AbortSignal): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
-    const response = await rawGet(pools, host.addresses[0], host, port, "/b/k", { host: "s3.test", range: `bytes=0-${length - 1}` }, length, signal);
+    const response = await rawRequest(pools, host.addresses[0], host, port, "GET", "/b/k", { host: "s3.test", range: `bytes=0-${length - 1}` }, undefined, length, signal);
     const body = response.body as ResponseBody;
     if (response.statusCode >= 300) {
       const chunks: Buffer[] = [];
@@ -130,6 +130,30 @@ describe("net/raw-get: s3x's own HTTP/1.1 path for ranged GETs", () => {
     assert.equal(host.stats()[0].errors, 0);
   });
 
+  it("sends PUT bodies with their length, and reads HEAD answers without a body", async () => {
+    const seen: string[] = [];
+    const s = await serve((req, socket, index) => {
+      seen.push(req.split("\r\n")[0]);
+      if (index === 0) {
+        socket.write('HTTP/1.1 200 OK\r\nETag: "p"\r\nContent-Length: 0\r\n\r\n');
+      } else {
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${payload.length}\r\nETag: "h"\r\n\r\n`);
+      }
+    });
+    server = s.server;
+    const put = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k", { host: "s3.test" }, Buffer.from("hello"), 5, undefined);
+    assert.equal(put.headers.etag, '"p"');
+    const head = await rawRequest(pools, host.addresses[0], host, s.port, "HEAD", "/b/k", { host: "s3.test" }, undefined, 0, undefined);
+    assert.equal(head.headers["content-length"], String(payload.length));
+    const chunks: Buffer[] = [];
+    for await (const chunk of head.body as AsyncIterable<Buffer>) chunks.push(chunk);
+    assert.equal(Buffer.concat(chunks).length, 0);
+    // This server does not read bodies: the PUT's 5 bytes come right before the next request's head.
+    assert.deepEqual(seen, ["PUT /b/k HTTP/1.1", "helloHEAD /b/k HTTP/1.1"]);
+    assert.equal(s.connections(), 1);
+    assert.equal(host.stats()[0].bytesOut, 5);
+  });
+
   it("fails a body cut short with a network error the retry policy knows, naming the address", async () => {
     const s = await serve((_req, socket) => {
       socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`), payload.subarray(0, 100)]));
@@ -158,7 +182,7 @@ describe("net/raw-get: s3x's own HTTP/1.1 path for ranged GETs", () => {
     early.abort(new Error("cancelled"));
     await assert.rejects(get(s.port, payload.length, early.signal), /cancelled/);
     const late = new AbortController();
-    const response = await rawGet(pools, host.addresses[0], host, s.port, "/b/k", { host: "s3.test", range: "bytes=0-9" }, 10, late.signal);
+    const response = await rawRequest(pools, host.addresses[0], host, s.port, "GET", "/b/k", { host: "s3.test", range: "bytes=0-9" }, undefined, 10, late.signal);
     const reading = (response.body as ResponseBody).readInto(Buffer.alloc(payload.length), 0);
     late.abort(new Error("cancelled mid-body"));
     await assert.rejects(reading, /cancelled mid-body/);
