@@ -541,7 +541,8 @@ export function rawRequest(
     const sending = body?.byteLength ?? 0;
     address.noteBytesOut(sending);
     let head = `${method} ${path} HTTP/1.1\r\n`;
-    if (sending > 0 && !hasContentLength(headers)) head += `content-length: ${sending}\r\n`;
+    // A PUT always states its length, even an empty one (UploadPartCopy): servers answer 411 otherwise.
+    if ((sending > 0 || method === "PUT") && !hasContentLength(headers)) head += `content-length: ${sending}\r\n`;
     for (const name in headers) {
       const value = headers[name];
       if (/[\r\n]/.test(value)) {
