@@ -46,9 +46,9 @@ export class RawPools {
 
   constructor(readonly timeouts: RawTimeouts) {}
 
-  /** An idle connection to `address`, or a new one. */
-  take(address: AddressPool, port: number): { conn: RawConnection; reused: boolean } {
-    const list = this.idle.get(address);
+  /** An idle connection to `address`, or a new one (always new when `fresh`). */
+  take(address: AddressPool, port: number, fresh = false): { conn: RawConnection; reused: boolean } {
+    const list = fresh ? undefined : this.idle.get(address);
     while (list && list.length > 0) {
       const conn = list.pop()!;
       if (conn.usable) return { conn, reused: true };
@@ -488,12 +488,13 @@ class Exchange implements BodySource {
     else this.fail(reason);
   }
 
+  // Once settled, the connection may already serve another request: hands off.
   pause(): void {
-    this.conn?.pause();
+    if (!this.settled) this.conn?.pause();
   }
 
   resume(): void {
-    this.conn?.resume();
+    if (!this.settled) this.conn?.resume();
   }
 
   private settle(succeeded: boolean): void {
@@ -556,7 +557,8 @@ export function rawRequest(
     let exchange: Exchange;
     let resent = false;
     const send = (): void => {
-      const { conn, reused } = pools.take(address, port);
+      // The second try opens a new connection: the other idle ones may be as stale as the first.
+      const { conn, reused } = pools.take(address, port, resent);
       exchange.conn = conn;
       conn.start(exchange, head, body);
       canResend = reused;
