@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// The CLI is compiled to dist/ by `npm run build`: dist/s3x.mjs is the whole
+// The CLI is compiled to dist/ by `npm run build`: dist/s3x.cjs is the whole
 // program bundled into one file (start-up reads one file instead of ~900),
 // dist/src/ the plain compiled modules it falls back to.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { Script } from "node:vm";
 
 // The AWS SDK warns on every run that future releases will need Node 22;
 // s3x pins an SDK release that supports Node 20, so the warning is noise.
@@ -15,11 +18,39 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 // write from the thread pool. So stdout stays untouched while modules load.
 const stdoutDescriptor = Object.getOwnPropertyDescriptor(process, "stdout");
 Object.defineProperty(process, "stdout", { configurable: true, enumerable: true, value: { columns: undefined, isTTY: false } });
-const bundle = new URL("../dist/s3x.mjs", import.meta.url);
+const bundle = fileURLToPath(new URL("../dist/s3x.cjs", import.meta.url));
 let entry;
 try {
-  entry = await import(existsSync(bundle) ? bundle.href : "../dist/src/cli/main.js");
+  entry = existsSync(bundle) ? loadBundle(bundle) : await import("../dist/src/cli/main.js");
 } finally {
   Object.defineProperty(process, "stdout", stdoutDescriptor);
 }
 entry.run();
+
+/**
+ * Loads the CommonJS bundle through vm.Script with V8's code cache
+ * (dist/s3x.cjs.cache, written by the build's warm-up run): Node 20 has no
+ * compile cache of its own, and compiling the bundle is a large part of
+ * start-up. A cache from another Node or V8 version is rejected by V8 and the
+ * bundle is simply compiled as usual.
+ */
+function loadBundle(file) {
+  const cacheFile = `${file}.cache`;
+  let cachedData;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new Script(Module.wrap(readFileSync(file, "utf8")), { filename: file, cachedData });
+  if (process.env.S3X_WRITE_CODE_CACHE === "1") {
+    // At exit the cache holds every function the run compiled, not just the top level.
+    process.once("exit", () => {
+      writeFileSync(`${cacheFile}.tmp`, script.createCachedData());
+      renameSync(`${cacheFile}.tmp`, cacheFile);
+    });
+  }
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, createRequire(file), module, file, fileURLToPath(new URL(".", `file://${file}`)));
+  return module.exports;
+}

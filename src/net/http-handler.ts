@@ -7,24 +7,8 @@ import { ResponseBody } from "./response-body.js";
 import { noteSocketBytes } from "./garbage.js";
 import { routingOf, type AttemptRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
-
-/**
- * Errors whose cause is the address (the front-end host or the path to it),
- * not the request: the address goes on the bad list and the retry goes
- * elsewhere.
- */
-const ADDRESS_FAILURE_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ETIMEDOUT",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
-  "UND_ERR_SOCKET",
-]);
+import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
+import { RAW_METHODS, RawPools, rawRequest, type RawTimeouts } from "./raw-get.js";
 
 /**
  * Large request bodies are handed to undici in slices of this size, pulled
@@ -42,7 +26,15 @@ const UPLOAD_SLICE_BYTES = 512 * 1024;
 export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
   readonly metadata = { handlerProtocol: "http/1.1" };
 
-  constructor(readonly pools: PoolManager) {}
+  /** Keep-alive connections of the ranged-GET fast path (net/raw-get), beside the undici pools. */
+  private readonly raw: RawPools | undefined;
+
+  constructor(
+    readonly pools: PoolManager,
+    rawTimeouts?: RawTimeouts,
+  ) {
+    this.raw = rawTimeouts ? new RawPools(rawTimeouts) : undefined;
+  }
 
   async handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
     const protocol = request.protocol || "https:";
@@ -62,6 +54,19 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
+    // Over plain HTTP, requests without a large body take s3x's own
+    // connections (net/raw-get): object bodies are read straight into the
+    // part buffer, and each request costs less CPU than through undici.
+    // TLS sockets cannot offer that, and large uploads keep undici's
+    // sliced sending (per-address upload rates, stall detection).
+    if (this.raw && protocol === "http:" && RAW_METHODS.has(request.method)) {
+      const body = rawBody(request.body);
+      if (body !== null && (body?.byteLength ?? 0) < UPLOAD_SLICE_BYTES * 2) {
+        const expected = Math.max(body?.byteLength ?? 0, rangeLength(headers));
+        const response = await rawRequest(this.raw, address, host, port, request.method, path, headers, body, expected, options?.abortSignal as AbortSignal | undefined, routing);
+        return { response };
+      }
+    }
     const response = await dispatch(address, host, request.method, path, headers, request.body, options?.abortSignal as AbortSignal | undefined, routing);
     return { response };
   }
@@ -73,6 +78,7 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
   }
 
   destroy(): void {
+    this.raw?.close();
     void this.pools.close();
   }
 }
@@ -88,6 +94,14 @@ function flattenHeaders(raw: IncomingHttpHeaders): Record<string, string> {
     out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
   return out;
+}
+
+/** A request body as bytes for the raw path; undefined when there is none, null when it is a stream (undici's job). */
+function rawBody(body: unknown): Uint8Array | undefined | null {
+  if (body === undefined || body === null) return undefined;
+  if (body instanceof Uint8Array) return body.byteLength > 0 ? body : undefined;
+  if (typeof body === "string") return body.length > 0 ? Buffer.from(body) : undefined;
+  return null;
 }
 
 function bodyLength(body: unknown): number {
@@ -226,30 +240,4 @@ function dispatch(
       handler,
     );
   });
-}
-
-function describeCode(code: string): string {
-  switch (code) {
-    case "ECONNREFUSED":
-      return "connection refused";
-    case "UND_ERR_CONNECT_TIMEOUT":
-      return "connect timed out";
-    case "ECONNRESET":
-    case "UND_ERR_SOCKET":
-      return "connection reset";
-    case "UND_ERR_HEADERS_TIMEOUT":
-      return "no answer before the first-byte timeout";
-    case "UND_ERR_BODY_TIMEOUT":
-      return "response stalled";
-    default:
-      return code;
-  }
-}
-
-function abortReason(signal: AbortSignal | undefined): Error {
-  const reason: unknown = signal?.reason;
-  if (reason instanceof Error) return reason;
-  const err = new Error("request aborted");
-  err.name = "AbortError";
-  return err;
 }

@@ -1,5 +1,16 @@
 import { Readable } from "node:stream";
-import type { Dispatcher } from "undici";
+
+/**
+ * Whatever produces a response's bytes: undici's dispatch controller, or
+ * s3x's own HTTP/1.1 connection (net/raw-get). Pausing must stop reads from
+ * the socket, so a slow consumer pushes back on the server.
+ */
+export interface BodySource {
+  pause(): void;
+  resume(): void;
+  abort(reason: Error): void;
+  readonly aborted?: boolean;
+}
 
 /**
  * The body of an HTTP response as the AWS SDK sees it: a Readable, so every
@@ -8,10 +19,12 @@ import type { Dispatcher } from "undici";
  * It also has a fast path for the transfer engine, `readInto`: the bytes of
  * the socket are copied straight into a caller's part buffer, with no stream
  * machinery per chunk. Measured on our machines this roughly halves the client
- * CPU of a large download compared with consuming the Readable.
+ * CPU of a large download compared with consuming the Readable. A source that
+ * owns its socket can go one step further and have the kernel read straight
+ * into the part buffer (`directSink`), with no copy at all.
  */
 export class ResponseBody extends Readable {
-  private controller: Dispatcher.DispatchController | undefined;
+  private source: BodySource | undefined;
   private sink: Sink | undefined;
   private ended = false;
   private failure: Error | undefined;
@@ -23,8 +36,8 @@ export class ResponseBody extends Readable {
   }
 
   /** Called by the HTTP handler once the request is on a socket. */
-  attach(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
+  attach(source: BodySource): void {
+    this.source = source;
   }
 
   /** Called by the HTTP handler for every chunk the socket delivers. */
@@ -34,7 +47,22 @@ export class ResponseBody extends Readable {
       sink.accept(chunk);
       return;
     }
-    if (!this.push(chunk)) this.controller?.pause();
+    if (!this.push(chunk)) this.source?.pause();
+  }
+
+  /**
+   * The part buffer a `readInto` caller is waiting to fill, for a source
+   * that can place socket reads there itself (then it reports them with
+   * `DirectSink.advance`). Undefined while no such caller waits.
+   */
+  directSink(): DirectSink | undefined {
+    const sink = this.sink;
+    return sink && !sink.settled ? sink : undefined;
+  }
+
+  /** Whether a consumer is taking the body (a sink or the stream); a source without one waits. */
+  get hasSink(): boolean {
+    return this.sink !== undefined;
   }
 
   /** Called by the HTTP handler at the end of the body. */
@@ -52,13 +80,13 @@ export class ResponseBody extends Readable {
   }
 
   override _read(): void {
-    this.controller?.resume();
+    this.source?.resume();
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
     // A consumer that gives up on the body must free the connection.
-    if (!this.ended && this.controller && !this.controller.aborted) {
-      this.controller.abort(err ?? new Error("response body discarded"));
+    if (!this.ended && this.source && !this.source.aborted) {
+      this.source.abort(err ?? new Error("response body discarded"));
     }
     callback(err);
   }
@@ -72,7 +100,7 @@ export class ResponseBody extends Readable {
    */
   readInto(target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      const sink = new Sink(target, offset, onBytes, resolve, reject, () => this.controller?.abort(new Error("overflow")));
+      const sink = new Sink(target, offset, onBytes, resolve, reject, () => this.source?.abort(new Error("overflow")));
       // Whatever the stream already buffered goes first, in order.
       let chunk: Buffer | null;
       while ((chunk = this.read() as Buffer | null) !== null) {
@@ -81,15 +109,25 @@ export class ResponseBody extends Readable {
       if (this.failure) return sink.fail(this.failure);
       if (this.ended) return sink.finish();
       this.sink = sink;
-      this.controller?.resume();
+      this.source?.resume();
     });
   }
 }
 
+/** A part buffer that a source may fill in place. */
+export interface DirectSink {
+  /** Room left in the target, in bytes. */
+  readonly room: number;
+  /** The next `length` bytes of the target (length ≤ room), for the socket to read into. */
+  window(length: number): Buffer;
+  /** `n` bytes were placed at the start of the last window. */
+  advance(n: number): void;
+}
+
 /** Receives body bytes into a fixed buffer region. */
-class Sink {
+class Sink implements DirectSink {
   private position: number;
-  private settled = false;
+  settled = false;
 
   constructor(
     private readonly target: Buffer,
@@ -102,6 +140,19 @@ class Sink {
     this.position = start;
   }
 
+  get room(): number {
+    return this.target.length - this.position;
+  }
+
+  window(length: number): Buffer {
+    return this.target.subarray(this.position, this.position + length);
+  }
+
+  advance(n: number): void {
+    this.position += n;
+    this.onBytes?.(n);
+  }
+
   accept(chunk: Buffer): boolean {
     if (this.settled) return false;
     if (this.position + chunk.length > this.target.length) {
@@ -110,8 +161,7 @@ class Sink {
       return false;
     }
     chunk.copy(this.target, this.position);
-    this.position += chunk.length;
-    this.onBytes?.(chunk.length);
+    this.advance(chunk.length);
     return true;
   }
 

@@ -27,7 +27,7 @@ export interface S3Connection {
 export function connect(settings: S3Settings): S3Connection {
   const pools = new PoolManager(settings.net);
   const config: S3ClientConfig = {
-    requestHandler: signalAwareHandler(new UndiciRequestHandler(pools)),
+    requestHandler: signalAwareHandler(new UndiciRequestHandler(pools, settings.net)),
     // Reuse the resolved middleware stack per command (see s3/send.ts).
     cacheMiddleware: true,
     // s3x retries per part with its own policy (engine/retry); SDK retries
@@ -49,6 +49,8 @@ export function connect(settings: S3Settings): S3Connection {
     config.httpAuthSchemeProvider = () => [{ schemeId: "smithy.api#noAuth" }];
   }
   const client = new S3Client(config);
+  trimPerRequestWork(client);
+  reuseSigners(client);
   skipPayloadHashOverTls(client);
   requestStoredChecksums(client);
   installContentMd5(client);
@@ -60,6 +62,66 @@ export function connect(settings: S3Settings): S3Connection {
       client.destroy();
       await pools.close();
     },
+  };
+}
+
+/** Sent as User-Agent and x-amz-user-agent on every request; built once. */
+const USER_AGENT = `s3x aws-sdk-js lang/js md/nodejs#${process.versions.node} os/${process.platform}`;
+
+/**
+ * Middleware that costs CPU on every request and does nothing for s3x.
+ * Small objects and listings are bound by per-request CPU (a profile of
+ * 2,000 × 64 KiB downloads: the SDK's middleware ~0.8 ms per request), so:
+ *  - the logger middleware filters every input and output through its
+ *    schema for sensitive fields even when the logger is a no-op (~0.1 ms);
+ *  - the retry middleware acquires and releases retry tokens although s3x
+ *    sends each attempt itself with maxAttempts 1 (engine/retry, engine/pacer);
+ *  - the user-agent middleware rebuilds and escapes the same string every
+ *    time: it is set once here instead (it is metadata for server logs).
+ */
+export function trimPerRequestWork(client: S3Client): void {
+  client.middlewareStack.remove("loggerMiddleware");
+  // Signing is placed relative to "retryMiddleware": a pass-through keeps its place.
+  client.middlewareStack.remove("retryMiddleware");
+  client.middlewareStack.add((next) => next, { step: "finalizeRequest", name: "retryMiddleware", tags: ["RETRY"], priority: "high" });
+  client.middlewareStack.remove("getUserAgentMiddleware");
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> } | undefined;
+      if (request?.headers) {
+        request.headers["user-agent"] = USER_AGENT;
+        request.headers["x-amz-user-agent"] = USER_AGENT;
+      }
+      return next(args);
+    },
+    { step: "build", name: "s3xUserAgent" },
+  );
+}
+
+type SignerProvider = (authScheme?: { name?: string; signingRegion?: string; signingName?: string; signingRegionSet?: string[] }) => Promise<unknown>;
+
+/**
+ * The SDK builds a new SigV4 signer for every request (spreading the whole
+ * client configuration into it), and with it a new signing-key cache, so
+ * every request derives its signing key again: four HMACs plus one more for
+ * the cache key. One signer per auth scheme keeps the derived key for the day
+ * (credentials are still read from the provider on every request, so they
+ * refresh as before, and the key cache is keyed by them).
+ */
+export function reuseSigners(client: S3Client): void {
+  const config = client.config as unknown as { signer?: SignerProvider };
+  const original = config.signer;
+  if (typeof original !== "function") return;
+  const signers = new Map<string, Promise<unknown>>();
+  config.signer = (authScheme) => {
+    const key = `${authScheme?.name}|${authScheme?.signingRegion}|${authScheme?.signingName}|${authScheme?.signingRegionSet?.join(",")}`;
+    let signer = signers.get(key);
+    if (!signer) {
+      signer = original(authScheme);
+      signers.set(key, signer);
+      signer.catch(() => signers.delete(key));
+    }
+    return signer;
   };
 }
 

@@ -1,0 +1,192 @@
+import assert from "node:assert/strict";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { AddressResolver } from "../../../src/net/resolver.js";
+import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { RawPools, rawRequest } from "../../../src/net/raw-get.js";
+import { ResponseBody } from "../../../src/net/response-body.js";
+
+/**
+ * The ranged-GET fast path against a real TCP server on loopback that
+ * answers with hand-written HTTP/1.1: the framings and failures radosgw
+ * rarely produces on demand (chunked bodies, close-delimited bodies,
+ * 100 Continue, a kept-alive connection the server closed meanwhile).
+ */
+type Responder = (request: string, socket: Socket, index: number) => void;
+
+async function serve(respond: Responder): Promise<{ server: Server; port: number; connections: () => number }> {
+  let connections = 0;
+  let index = 0;
+  const server = createServer((socket) => {
+    connections++;
+    let pending = "";
+    socket.on("data", (data) => {
+      pending += data.toString("latin1");
+      let end: number;
+      while ((end = pending.indexOf("\r\n\r\n")) >= 0) {
+        const request = pending.slice(0, end);
+        pending = pending.slice(end + 4);
+        respond(request, socket, index++);
+      }
+    });
+    socket.on("error", () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
+}
+
+const payload = Buffer.from("0123456789abcdefghijklmnopqrstuvwxyz".repeat(1000), "latin1");
+
+describe("net/raw-get: s3x's own HTTP/1.1 path for ranged GETs", () => {
+  let server: Server | undefined;
+  let host: HostPools;
+  let pools: RawPools;
+  beforeEach(() => {
+    host = new HostPools("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
+    pools = new RawPools({ ...DEFAULT_NET_OPTIONS, firstByteTimeoutMs: 1_000 });
+  });
+  afterEach(async () => {
+    pools.close();
+    await host.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  async function get(port: number, length = payload.length, signal?: AbortSignal): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
+    const response = await rawRequest(pools, host.addresses[0], host, port, "GET", "/b/k", { host: "s3.test", range: `bytes=0-${length - 1}` }, undefined, length, signal);
+    const body = response.body as ResponseBody;
+    if (response.statusCode >= 300) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
+      return { status: response.statusCode, headers: response.headers, bytes: Buffer.concat(chunks) };
+    }
+    const target = Buffer.alloc(length);
+    const n = await body.readInto(target, 0);
+    return { status: response.statusCode, headers: response.headers, bytes: target.subarray(0, n) };
+  }
+
+  it("reads Content-Length bodies into the part buffer and keeps the connection alive", async () => {
+    const s = await serve((_req, socket) => {
+      socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\nETag: "e"\r\nX-Dup: a\r\nX-Dup: b\r\n\r\n`);
+      // In pieces, so reads land both in scratch space and in the part buffer.
+      socket.write(payload.subarray(0, 10));
+      setImmediate(() => socket.write(payload.subarray(10)));
+    });
+    server = s.server;
+    for (let i = 0; i < 3; i++) {
+      const got = await get(s.port);
+      assert.equal(got.status, 206);
+      assert.equal(got.headers.etag, '"e"');
+      assert.equal(got.headers["x-dup"], "a, b");
+      assert.ok(got.bytes.equals(payload));
+    }
+    assert.equal(s.connections(), 1, "one kept-alive connection for three requests");
+    const stats = host.stats()[0];
+    assert.equal(stats.requests, 3);
+    assert.equal(stats.errors, 0);
+    assert.equal(stats.inFlight, 0);
+  });
+
+  it("undoes chunked framing, skips 100 Continue, and reads close-delimited bodies", async () => {
+    const s = await serve((_req, socket, index) => {
+      if (index === 0) {
+        socket.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        socket.write(`${(1000).toString(16)};ext=1\r\n`);
+        socket.write(Buffer.concat([payload.subarray(0, 1000), Buffer.from(`\r\n${(payload.length - 1000).toString(16)}\r\n`)]));
+        socket.write(Buffer.concat([payload.subarray(1000), Buffer.from("\r\n0\r\nX-Trailer: t\r\n\r\n")]));
+      } else {
+        socket.end(Buffer.concat([Buffer.from("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"), payload]));
+      }
+    });
+    server = s.server;
+    assert.ok((await get(s.port)).bytes.equals(payload), "chunked");
+    assert.ok((await get(s.port)).bytes.equals(payload), "close-delimited");
+  });
+
+  it("streams an error body for the SDK's error parser, on the same connection", async () => {
+    const xml = "<?xml version=\"1.0\"?><Error><Code>PreconditionFailed</Code><Message></Message></Error>";
+    const s = await serve((_req, socket, index) => {
+      if (index === 0) socket.write(`HTTP/1.1 412 Precondition Failed\r\nContent-Type: application/xml\r\nContent-Length: ${xml.length}\r\n\r\n${xml}`);
+      else socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`), socket.write(payload);
+    });
+    server = s.server;
+    const error = await get(s.port);
+    assert.equal(error.status, 412);
+    assert.equal(error.bytes.toString(), xml);
+    assert.ok((await get(s.port)).bytes.equals(payload));
+    assert.equal(s.connections(), 1);
+  });
+
+  it("sends a request again on a fresh connection when the kept-alive one was closed by the server", async () => {
+    const s = await serve((_req, socket) => {
+      // Answer, then drop the connection without saying so (as an idle timeout would).
+      socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`);
+      socket.write(payload, () => setTimeout(() => socket.destroy(), 20));
+    });
+    server = s.server;
+    assert.ok((await get(s.port)).bytes.equals(payload));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok((await get(s.port)).bytes.equals(payload));
+    assert.equal(s.connections(), 2);
+    assert.equal(host.stats()[0].errors, 0);
+  });
+
+  it("sends PUT bodies with their length, and reads HEAD answers without a body", async () => {
+    const seen: string[] = [];
+    const s = await serve((req, socket, index) => {
+      seen.push(req.split("\r\n")[0]);
+      if (index === 0) {
+        socket.write('HTTP/1.1 200 OK\r\nETag: "p"\r\nContent-Length: 0\r\n\r\n');
+      } else {
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${payload.length}\r\nETag: "h"\r\n\r\n`);
+      }
+    });
+    server = s.server;
+    const put = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k", { host: "s3.test" }, Buffer.from("hello"), 5, undefined);
+    assert.equal(put.headers.etag, '"p"');
+    const head = await rawRequest(pools, host.addresses[0], host, s.port, "HEAD", "/b/k", { host: "s3.test" }, undefined, 0, undefined);
+    assert.equal(head.headers["content-length"], String(payload.length));
+    const chunks: Buffer[] = [];
+    for await (const chunk of head.body as AsyncIterable<Buffer>) chunks.push(chunk);
+    assert.equal(Buffer.concat(chunks).length, 0);
+    // This server does not read bodies: the PUT's 5 bytes come right before the next request's head.
+    assert.deepEqual(seen, ["PUT /b/k HTTP/1.1", "helloHEAD /b/k HTTP/1.1"]);
+    assert.equal(s.connections(), 1);
+    assert.equal(host.stats()[0].bytesOut, 5);
+  });
+
+  it("fails a body cut short with a network error the retry policy knows, naming the address", async () => {
+    const s = await serve((_req, socket) => {
+      socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`), payload.subarray(0, 100)]));
+    });
+    server = s.server;
+    await assert.rejects(get(s.port), (err: Error & { code?: string; address?: string }) => {
+      assert.equal(err.code, "UND_ERR_SOCKET");
+      assert.equal(err.address, "127.0.0.1");
+      return true;
+    });
+    assert.equal(host.stats()[0].errors, 1);
+    assert.equal(host.stats()[0].inFlight, 0);
+  });
+
+  it("gives up on a server that never answers after the first-byte timeout", async () => {
+    const s = await serve(() => undefined);
+    server = s.server;
+    await assert.rejects(get(s.port), (err: Error & { code?: string }) => err.code === "UND_ERR_HEADERS_TIMEOUT");
+    assert.equal(host.stats()[0].state, "bad");
+  });
+
+  it("honours the caller's abort signal before and during the response", async () => {
+    const s = await serve((_req, socket) => socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`));
+    server = s.server;
+    const early = new AbortController();
+    early.abort(new Error("cancelled"));
+    await assert.rejects(get(s.port, payload.length, early.signal), /cancelled/);
+    const late = new AbortController();
+    const response = await rawRequest(pools, host.addresses[0], host, s.port, "GET", "/b/k", { host: "s3.test", range: "bytes=0-9" }, undefined, 10, late.signal);
+    const reading = (response.body as ResponseBody).readInto(Buffer.alloc(payload.length), 0);
+    late.abort(new Error("cancelled mid-body"));
+    await assert.rejects(reading, /cancelled mid-body/);
+    assert.equal(host.stats()[0].errors, 0, "a cancellation says nothing about the address");
+    assert.equal(host.stats()[0].inFlight, 0);
+  });
+});
