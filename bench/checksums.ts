@@ -15,13 +15,12 @@
  * CPU-seconds (GNU time of the s3x process) are what the table compares.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { open, readFile, rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { checksumHasher, FakeChecksumStore } from "../test/support/fake-checksum-store.js";
 import { digestOf } from "../src/engine/integrity/checksums.js";
-import { arg, median, runBench, S3X_BIN } from "./common.js";
+import { arg, createBucket, median, runBench, S3X_BIN, writeRandomFile } from "./common.js";
 import { timed, TIME_PREFIX, type Sample } from "./timed.js";
 
 const MiB = 1024 * 1024;
@@ -31,26 +30,11 @@ const size = sizeMiB * MiB;
 const gib = size / (1024 * MiB);
 
 runBench(async (server, dir) => {
-  const client = new S3Client({
-    endpoint: server.endpoint,
-    region: server.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
-  });
-  await client.send(new CreateBucketCommand({ Bucket: "bench" }));
-  client.destroy();
+  await createBucket(server, "bench");
   const fake = await new FakeChecksumStore(server).start();
   try {
     const src = join(dir, "src.bin");
-    const hash = createHash("sha256");
-    const fh = await open(src, "w");
-    for (let written = 0; written < size; written += 64 * MiB) {
-      const chunk = randomBytes(Math.min(64 * MiB, size - written));
-      hash.update(chunk);
-      await fh.write(chunk);
-    }
-    await fh.close();
-    const expected = hash.digest("hex");
+    const expected = await writeRandomFile(src, size);
     const env = { ...process.env, AWS_ACCESS_KEY_ID: server.accessKeyId, AWS_SECRET_ACCESS_KEY: server.secretAccessKey, AWS_REGION: server.region };
     const s3x = `${TIME_PREFIX} node ${S3X_BIN}`;
     const direct = `--endpoint-url ${server.endpoint} --no-progress --json`;

@@ -1,5 +1,7 @@
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, open, rm } from "node:fs/promises";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,4 +79,35 @@ export function runBench(body: (server: RadosgwServer, dir: string) => Promise<v
     console.error(err);
     process.exit(1);
   });
+}
+
+/** Creates a bucket on the benchmark's server. */
+export async function createBucket(server: RadosgwServer, name: string): Promise<void> {
+  const client = new S3Client({
+    endpoint: server.endpoint,
+    region: server.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+  });
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: name }));
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Writes `size` random bytes to `path` (64 MiB at a time); returns their sha256. */
+export async function writeRandomFile(path: string, size: number): Promise<string> {
+  const hash = createHash("sha256");
+  const fh = await open(path, "w");
+  try {
+    for (let written = 0; written < size; written += 64 * 1024 * 1024) {
+      const chunk = randomBytes(Math.min(64 * 1024 * 1024, size - written));
+      hash.update(chunk);
+      await fh.write(chunk);
+    }
+  } finally {
+    await fh.close();
+  }
+  return hash.digest("hex");
 }
