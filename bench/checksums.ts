@@ -102,4 +102,5 @@ runBench(async (server, dir) => {
   } finally {
     await fake.close();
   }
-}, { memstoreBytes: Math.max(8 * 1024 * MiB, size * 8) });
+}, // Overwritten objects stay in memstore until radosgw's garbage collection (hours): room for every upload.
+{ memstoreBytes: Math.max(8 * 1024 * MiB, size * (4 + 5 * runs)) });
