@@ -64,8 +64,8 @@ export async function findResumePoint(
     const partSize = first && first.size >= MIN_PART_SIZE && first.size < plan.objectSize ? first.size : plan.partSize;
     if (!fitsPlan(stored, planParts(plan.objectSize, partSize))) continue;
     announce(ctx, dest, candidate.uploadId, stored);
-    const any = stored.values().next().value as StoredPart;
-    return { uploadId: candidate.uploadId, stored, checksum: any.checksum?.algorithm, partSize };
+    const somePart = stored.values().next().value as StoredPart;
+    return { uploadId: candidate.uploadId, stored, checksum: somePart.checksum?.algorithm, partSize };
   }
   ctx.notify(`no interrupted upload of ${describe(dest)} to resume: starting a new one`);
   return undefined;
