@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { partAt, planParts } from "../plan/parts.js";
 import { coveredBytes, missingRanges, type ByteRange } from "../plan/ranges.js";
-import { getRange, headObject, type ChecksumValue, type ObjectRef, type RangeResult } from "../s3/operations.js";
+import { getRange, headObject, type ObjectInfo, type ObjectRef, type RangeResult } from "../s3/operations.js";
 import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
-import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
+import { compositeParts, RangeVerifier, type StoredChecksum } from "./integrity/verifier.js";
 import { isInterruption } from "./resume/interruption.js";
 import { RequestError, withRetries } from "./retry.js";
 import { rangeHedge } from "./hedge.js";
@@ -69,14 +69,13 @@ interface Run {
   sink: DownloadSink;
   signal: AbortSignal;
   group: TaskGroup;
-  /** The stored full-object CRC to check against, once known (undefined: nothing to check). */
-  expected: Promise<ChecksumValue | undefined>;
-  digests: RangeDigest[];
+  /** Checks the bytes against the object's stored checksum, once that is known (undefined: nothing to check). */
+  verifier: Promise<RangeVerifier | undefined>;
 }
 
 async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, partSize: number, sizeHint: number | undefined, options: DownloadOptions): Promise<DownloadResult> {
   const { controller, dispose } = childController(ctx.signal);
-  const run: Run = { ctx, ref, sink, signal: controller.signal, group: new TaskGroup(controller), expected: Promise.resolve(undefined), digests: [] };
+  const run: Run = { ctx, ref, sink, signal: controller.signal, group: new TaskGroup(controller), verifier: Promise.resolve(undefined) };
   try {
     const previous = await previousDownload(ctx, ref, sink, options);
     if (previous) {
@@ -139,7 +138,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   const size = first.objectSize;
   ctx.progress.addTotal(size);
   ctx.progress.addDone(0);
-  run.expected = expectedChecksum(run, first, size);
+  run.verifier = verifierFor(run, first, size);
   await sink.open(size, { etag: first.etag, size });
   const firstData = firstBuffer.subarray(0, first.bytes);
   // MD5 is a running hash: a one-range object is hashed now; a bigger one is
@@ -197,7 +196,7 @@ async function resumeDownload(run: Run, previous: PartialDownload, partSize: num
     const info = await withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), retryHooks(ctx, signal));
     if (info.etag !== etag || info.size !== size) return startOver("the object changed since");
     lastModified = info.lastModified;
-    run.expected = Promise.resolve(info.checksumType === "FULL_OBJECT" && info.checksum && isCrc(info.checksum.algorithm) ? info.checksum : undefined);
+    run.verifier = storedChecksum(run, info, size, etag).then((stored) => stored && new RangeVerifier(stored, size));
   } else {
     const range = missing[0]!;
     const buffer = await ctx.memory.acquire(range.length, signal);
@@ -214,7 +213,7 @@ async function resumeDownload(run: Run, previous: PartialDownload, partSize: num
       return startOver("the object changed size since");
     }
     lastModified = result.lastModified;
-    run.expected = expectedChecksum(run, result, size);
+    run.verifier = verifierFor(run, result, size);
     first = { range, buffer };
   }
   ctx.notify(`resuming the download of ${describe(ref)}: ${have} of ${size} bytes already on disk`);
@@ -276,73 +275,111 @@ function holdSlotThroughWrite(sink: DownloadSink): boolean {
 }
 
 /**
- * The full-object CRC to verify against: from the first response when it
- * covered the whole object, else from a HEAD with x-amz-checksum-mode (S3
- * returns whole-object checksums only for whole-object reads), pinned to the
- * ETag. COMPOSITE checksums (checksums of part checksums) and SHA-256 cannot
- * be checked from ranges cut differently from the upload's parts, so they
- * are not; servers that store no checksums (radosgw) give nothing to check.
+ * What the bytes will be checked against: the checksum the first response
+ * carried (S3 returns one only for whole-object reads), else the one a HEAD
+ * with x-amz-checksum-mode returns, pinned to the ETag. Servers that store no
+ * checksums (radosgw) give nothing to check.
  */
-function expectedChecksum(run: Run, first: RangeResult, size: number): Promise<ChecksumValue | undefined> {
-  const usable = (c: ChecksumValue | undefined, type: string | undefined): ChecksumValue | undefined =>
-    c && type === "FULL_OBJECT" && isCrc(c.algorithm) ? c : undefined;
-  if (first.checksum) return Promise.resolve(usable(first.checksum, first.checksumType));
-  if (first.bytes === size) return Promise.resolve(undefined);
+function verifierFor(run: Run, first: RangeResult, size: number): Promise<RangeVerifier | undefined> {
   const { ctx, ref, signal } = run;
-  const head = withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => {
-    ctx.stats.requests++;
-    return headObject(ctx.client, ref, { signal, ifMatch: first.etag || undefined });
-  }, retryHooks(ctx, signal)).then((info) => usable(info.checksum, info.checksumType));
+  const info = first.checksum || first.bytes === size
+    ? Promise.resolve<Pick<ObjectInfo, "checksum" | "checksumType">>(first)
+    : withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => {
+        ctx.stats.requests++;
+        return headObject(ctx.client, ref, { signal, ifMatch: first.etag || undefined });
+      }, retryHooks(ctx, signal));
+  const verifier = info.then((i) => storedChecksum(run, i, size, first.etag)).then((stored) => stored && new RangeVerifier(stored, size));
   // Awaited by every range before it is written; a failure fails the download there.
-  head.catch(() => undefined);
-  return head;
-}
-
-/** Computes a landed range's CRC when there is a stored one to check. */
-async function recordDigest(run: Run, offset: number, data: Buffer): Promise<void> {
-  const expected = await run.expected;
-  if (!expected) return;
-  run.digests.push({ offset, length: data.length, digest: await digestOf(expected.algorithm, data) });
+  verifier.catch(() => undefined);
+  return verifier;
 }
 
 /**
- * Before the final name: the combined CRC of every range (those an earlier
- * run wrote are read back from the file) against the stored one, and with
+ * The stored checksum in checkable form. A COMPOSITE value ("…-N") needs the
+ * part boundaries: HEAD ?partNumber=1 gives the part size, and N parts of
+ * that size (the last one shorter) must add up to the object.
+ */
+async function storedChecksum(run: Run, info: Pick<ObjectInfo, "checksum" | "checksumType">, size: number, etag: string): Promise<StoredChecksum | undefined> {
+  const { checksum, checksumType } = info;
+  if (!checksum) return undefined;
+  if (checksumType !== "COMPOSITE") return { type: "FULL_OBJECT", checksum };
+  const parts = compositeParts(checksum.base64);
+  if (parts === undefined) return undefined;
+  const { ctx, ref, signal } = run;
+  const first = await withRetries(`HEAD ${describe(ref)} part 1`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return headObject(ctx.client, ref, { signal, ifMatch: etag || undefined, partNumber: 1 });
+  }, retryHooks(ctx, signal));
+  const partSize = first.size;
+  if (!(partSize > 0 && partSize * (parts - 1) < size && size <= partSize * parts)) return undefined;
+  return { type: "COMPOSITE", checksum, partSize, parts };
+}
+
+/** Takes a landed range's checksum when there is a stored one to check. */
+async function recordDigest(run: Run, offset: number, data: Buffer): Promise<void> {
+  const verifier = await run.verifier;
+  if (verifier) await verifier.add(offset, data);
+}
+
+/**
+ * Before the final name: the checksum of every range (those an earlier run
+ * wrote are read back from the file) against the stored one, and with
  * --verify-etag the MD5 of a single-part object against its ETag.
  */
 async function verify(run: Run, size: number, earlier: readonly ByteRange[], etag: string, options: DownloadOptions, md5: { hex: () => string } | undefined): Promise<void> {
   const { ctx, ref, sink, signal } = run;
-  const expected = await run.expected;
-  if (expected) {
+  const verifier = await run.verifier;
+  let verified = false;
+  if (verifier) {
     for (const range of earlier) {
       if (!sink.read) break;
       const buffer = await ctx.memory.acquire(range.length, signal);
       try {
         await sink.read(range.offset, buffer.subarray(0, range.length));
-        run.digests.push({ offset: range.offset, length: range.length, digest: await digestOf(expected.algorithm, buffer.subarray(0, range.length)) });
+        await verifier.add(range.offset, buffer.subarray(0, range.length));
       } finally {
         ctx.memory.release(buffer);
       }
     }
-    const actual = checksumValue(expected.algorithm, await fullObjectDigest(expected.algorithm, dedupe(run.digests), size));
-    if (actual.base64 !== expected.base64) {
-      throw new ChecksumMismatchError(`${describe(ref)}: checksum mismatch: the ${expected.algorithm} of the downloaded bytes is ${actual.base64}, S3 stored ${expected.base64}`);
+    const verdict = await verifier.verdict();
+    if (verdict.ok === false) {
+      const { stored } = verifier;
+      if (stored.type === "COMPOSITE" && !(await partsAreUniform(run, stored, size, etag))) {
+        ctx.notify(`${describe(ref)}: its COMPOSITE ${stored.checksum.algorithm} checksum could not be checked (its parts differ in size)`);
+      } else {
+        throw new ChecksumMismatchError(
+          `${describe(ref)}: checksum mismatch: the ${stored.checksum.algorithm} of the downloaded bytes is ${verdict.actual}, S3 stored ${stored.checksum.base64}`,
+        );
+      }
+    } else if (verdict.ok === true) {
+      verified = true;
     }
-    ctx.stats.verifiedObjects++;
   }
   if (options.verifyEtag && isMd5Etag(etag)) {
     if (md5 !== undefined) compareMd5(ref, etag, md5.hex());
     else if (sink.read) await md5CheckFromSink(run, etag, size);
-    else return;
-    ctx.stats.verifiedObjects++;
+    verified ||= md5 !== undefined || sink.read !== undefined;
   }
+  if (verified) ctx.stats.verifiedObjects++;
 }
 
-/** Ranges written twice (once by an interrupted run, once again) count once, by the latest digest. */
-function dedupe(digests: RangeDigest[]): RangeDigest[] {
-  const byOffset = new Map<number, RangeDigest>();
-  for (const d of digests) byOffset.set(d.offset, d);
-  return [...byOffset.values()];
+/**
+ * Before calling a COMPOSITE mismatch corruption: were the parts really all
+ * of the first part's size? (S3 allows parts of different sizes; then the
+ * boundaries assumed were wrong, not the bytes.) One HEAD per part, only on
+ * this rare path.
+ */
+async function partsAreUniform(run: Run, stored: Extract<StoredChecksum, { type: "COMPOSITE" }>, size: number, etag: string): Promise<boolean> {
+  const { ctx, ref, signal } = run;
+  const sizes = await Promise.all(
+    Array.from({ length: stored.parts - 1 }, (_, i) =>
+      ctx.queue.add(() => withRetries(`HEAD ${describe(ref)} part ${i + 2}`, ctx.retry, () => {
+        ctx.stats.requests++;
+        return headObject(ctx.client, ref, { signal, ifMatch: etag || undefined, partNumber: i + 2 });
+      }, retryHooks(ctx, signal)), { signal }),
+    ),
+  );
+  return sizes.every((info, i) => info.size === (i + 2 === stored.parts ? size - stored.partSize * (stored.parts - 1) : stored.partSize));
 }
 
 function isMd5Etag(etag: string): boolean {

@@ -77,20 +77,24 @@ export interface ObjectInfo {
   /** Only when the server stores additional checksums (asked for with x-amz-checksum-mode). */
   checksum?: ChecksumValue;
   checksumType?: ChecksumType;
+  /** Parts of a multipart object (x-amz-mp-parts-count), when the server says. */
+  partsCount?: number;
 }
 
 interface Call {
   signal?: AbortSignal;
 }
 
-export async function headObject(client: S3Client, ref: ObjectRef, call: Call & { ifMatch?: string } = {}): Promise<ObjectInfo> {
-  const out = await send(client, new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, IfMatch: call.ifMatch }), call.signal);
+/** HEAD of an object, or with `partNumber` of one of its parts (size = that part's length). */
+export async function headObject(client: S3Client, ref: ObjectRef, call: Call & { ifMatch?: string; partNumber?: number } = {}): Promise<ObjectInfo> {
+  const out = await send(client, new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, IfMatch: call.ifMatch, PartNumber: call.partNumber }), call.signal);
   return {
     size: out.ContentLength ?? 0,
     etag: out.ETag ?? "",
     lastModified: out.LastModified,
     contentType: out.ContentType,
     metadata: out.Metadata,
+    partsCount: out.PartsCount,
     ...checksumOutput(out),
   };
 }

@@ -166,6 +166,28 @@ describe("integrity: checksums (integration, radosgw behind FakeChecksumStore)",
     });
   });
 
+  it("a COMPOSITE (SHA-256) object: checked when the ranges are its parts, left unchecked otherwise", async () => {
+    const data = randomBytes(15 * MiB + 99);
+    const src = join(dir, "composite.bin");
+    await writeFile(src, data);
+    const up = await runS3x(viaFake(["cp", src, `s3://${bucket}/composite.bin`, "--checksum-algorithm", "sha256", "--part-size", "5MiB"]), { env });
+    assert.equal(up.code, 0, up.stderr);
+    const aligned = await runS3x(viaFake(["cp", `s3://${bucket}/composite.bin`, join(dir, "c1.bin"), "--part-size", "5MiB", "--json"]), { env });
+    assert.equal(aligned.code, 0, aligned.stderr);
+    assert.equal(stats(aligned).verifiedObjects, 1);
+    const cut = await runS3x(viaFake(["cp", `s3://${bucket}/composite.bin`, join(dir, "c2.bin"), "--part-size", "4MiB", "--json"]), { env });
+    assert.equal(cut.code, 0, cut.stderr);
+    assert.equal(stats(cut).verifiedObjects, 0);
+    assert.equal(await fileHash(join(dir, "c2.bin")), sha256(data));
+    const out = join(dir, "c3");
+    await mkdir(out);
+    fake.corrupt({ bucket, key: "composite.bin", offset: 7 * MiB, times: 2 });
+    const bad = await runS3x(viaFake(["cp", `s3://${bucket}/composite.bin`, join(out, "f.bin"), "--part-size", "5MiB"]), { env });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /checksum mismatch: the SHA256 of the downloaded bytes is \S+-3, S3 stored \S+-3\n$/);
+    assert.deepEqual(await readdir(out), []);
+  });
+
   describe("--verify-etag (single-part objects, MD5 ETag; works on radosgw itself)", () => {
     const data = randomBytes(20 * MiB);
     const key = "etag.bin";

@@ -400,6 +400,12 @@ export class FakeChecksumStore {
       const value = partNumber === null ? (headOrWhole ? record.actual : undefined) : isPart ? part.checksum : undefined;
       if (value) extra.push(`x-amz-checksum-${record.algorithm.toLowerCase()}`, value, "x-amz-checksum-type", record.type);
     }
+    // HEAD ?partNumber=N on AWS describes part N: its length and the object's part count.
+    const headPart = req.method === "HEAD" && is2xx(upRes.statusCode) && partNumber !== null && record?.etag === upRes.headers.etag ? record?.parts?.[Number(partNumber) - 1] : undefined;
+    if (headPart && record?.parts) {
+      extra.push("content-length", String(headPart.length), "x-amz-mp-parts-count", String(record.parts.length));
+      return this.relay(upRes, res, extra, ["content-length"]);
+    }
     const hits = req.method === "GET" && is2xx(upRes.statusCode) ? this.claimCorruptions(bucket, key, span.start, span.end) : [];
     if (hits.length === 0) return this.relay(upRes, res, extra);
     let position = span.start;
@@ -465,8 +471,8 @@ export class FakeChecksumStore {
   }
 
   /** Streams radosgw's answer to the client, with extra headers. */
-  private relay(upRes: IncomingMessage, res: ServerResponse, extra: string[] = []): void {
-    res.writeHead(upRes.statusCode ?? 502, [...this.responseHeaders(upRes), ...extra]);
+  private relay(upRes: IncomingMessage, res: ServerResponse, extra: string[] = [], skip: string[] = []): void {
+    res.writeHead(upRes.statusCode ?? 502, [...this.responseHeaders(upRes, skip), ...extra]);
     upRes.on("error", () => res.destroy());
     upRes.pipe(res);
   }

@@ -1,0 +1,100 @@
+import type { ChecksumValue } from "../../s3/operations.js";
+import { checksumValue, combineDigests, compositeChecksum, digestOf, emptyDigest, fullObjectDigest, isCrc, type RangeDigest } from "./checksums.js";
+
+/**
+ * The checksum S3 stored for an object, in a form a download can check:
+ * a FULL_OBJECT CRC covers every byte; a COMPOSITE value is the checksum of
+ * the part checksums ("…-N"), checkable only when the part boundaries are
+ * known (here: N parts of `partSize`, the last one shorter).
+ */
+export type StoredChecksum =
+  | { type: "FULL_OBJECT"; checksum: ChecksumValue }
+  | { type: "COMPOSITE"; checksum: ChecksumValue; partSize: number; parts: number };
+
+export type Verdict = { ok: true } | { ok: false; actual: string } | { ok: "unverifiable"; why: string };
+
+/**
+ * Checks an object downloaded in ranges of any size and order against its
+ * stored checksum. Each range's digest is taken as it lands; for a COMPOSITE
+ * checksum a range is cut at part boundaries first, so with CRCs the pieces
+ * of a part combine into the part's CRC whatever the download's range size.
+ * SHA-256 digests cannot be combined: a COMPOSITE SHA-256 is checkable only
+ * when every range is exactly one part.
+ */
+export class RangeVerifier {
+  private readonly pieces: RangeDigest[] = [];
+  private unverifiable: string | undefined;
+
+  constructor(
+    readonly stored: StoredChecksum,
+    private readonly size: number,
+  ) {}
+
+  get algorithm() {
+    return this.stored.checksum.algorithm;
+  }
+
+  async add(offset: number, data: Uint8Array): Promise<void> {
+    const stored = this.stored;
+    if (stored.type === "FULL_OBJECT") {
+      this.pieces.push({ offset, length: data.length, digest: await digestOf(this.algorithm, data) });
+      return;
+    }
+    const end = offset + data.length;
+    for (let at = offset; at < end; ) {
+      const partEnd = Math.min(this.size, (Math.floor(at / stored.partSize) + 1) * stored.partSize);
+      const pieceEnd = Math.min(end, partEnd);
+      const isWholePart = at % stored.partSize === 0 && pieceEnd === partEnd;
+      if (!isCrc(this.algorithm) && !isWholePart) {
+        this.unverifiable = `the download's ranges do not match the object's ${stored.parts} parts (${this.algorithm} part checksums cannot be combined)`;
+      }
+      this.pieces.push({ offset: at, length: pieceEnd - at, digest: await digestOf(this.algorithm, data.subarray(at - offset, pieceEnd - offset)) });
+      at = pieceEnd;
+    }
+  }
+
+  /** The verdict, once every byte was added. Ranges added twice count once (the latest digest). */
+  async verdict(): Promise<Verdict> {
+    if (this.unverifiable) return { ok: "unverifiable", why: this.unverifiable };
+    const byOffset = new Map<number, RangeDigest>();
+    for (const p of this.pieces) byOffset.set(p.offset, p);
+    const pieces = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
+    const stored = this.stored;
+    let actual: string;
+    if (stored.type === "FULL_OBJECT" && !isCrc(this.algorithm)) {
+      // A SHA-256 of a whole single-part object: checkable only if one range held it all.
+      const only = pieces[0];
+      if (pieces.length !== 1 || only!.offset !== 0 || only!.length !== this.size) {
+        return { ok: "unverifiable", why: `a ${this.algorithm} of the whole object cannot be combined from ranges` };
+      }
+      actual = only!.digest.toString("base64");
+    } else if (stored.type === "FULL_OBJECT") {
+      actual = checksumValue(this.algorithm, await fullObjectDigest(this.algorithm, pieces, this.size)).base64;
+    } else {
+      const partDigests: Buffer[] = [];
+      let index = 0;
+      for (let part = 0; part < stored.parts; part++) {
+        const start = part * stored.partSize;
+        const end = Math.min(this.size, start + stored.partSize);
+        let digest = await emptyDigest(this.algorithm);
+        let at = start;
+        while (index < pieces.length && pieces[index]!.offset < end) {
+          const piece = pieces[index++]!;
+          if (piece.offset !== at) throw new Error(`checksum pieces do not tile part ${part + 1}: expected offset ${at}, got ${piece.offset}`);
+          digest = isCrc(this.algorithm) ? combineDigests(this.algorithm, digest, piece.digest, piece.length) : piece.digest;
+          at += piece.length;
+        }
+        if (at !== end) throw new Error(`checksum pieces cover ${at - start} of part ${part + 1}'s ${end - start} bytes`);
+        partDigests.push(digest);
+      }
+      actual = await compositeChecksum(this.algorithm, partDigests);
+    }
+    return actual === stored.checksum.base64 ? { ok: true } : { ok: false, actual };
+  }
+}
+
+/** The part count in a COMPOSITE value ("…-N"), or undefined. */
+export function compositeParts(value: string): number | undefined {
+  const match = /-(\d+)$/.exec(value);
+  return match ? Number(match[1]) : undefined;
+}
