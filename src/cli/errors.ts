@@ -2,6 +2,7 @@ import { PlanError } from "../plan/parts.js";
 import { UsageError } from "../plan/location.js";
 import { RequestError } from "../engine/retry.js";
 import { describeFailure } from "../s3/errors.js";
+import { ChecksumMismatchError } from "../engine/download.js";
 
 /** Exit statuses, documented in the README. */
 export const ExitCode = {
@@ -48,7 +49,7 @@ export function reportError(err: unknown): ReportedError {
   if (isBrokenPipe(err)) return { message: "", exitCode: ExitCode.brokenPipe };
   if (err instanceof UsageError || err instanceof PlanError) return { message: err.message, exitCode: ExitCode.usage };
   if (err instanceof RangeError && /memory budget/.test(err.message)) return { message: err.message, exitCode: ExitCode.usage };
-  if (err instanceof RequestError) return { message: err.message, exitCode: ExitCode.failed };
+  if (err instanceof RequestError || err instanceof ChecksumMismatchError) return { message: err.message, exitCode: ExitCode.failed };
   const errno = err as NodeJS.ErrnoException;
   if (errno && typeof errno.code === "string" && errno.syscall && LOCAL_ERRORS[errno.code]) {
     const path = errno.path ? `${errno.path}: ` : "";

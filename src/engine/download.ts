@@ -81,6 +81,7 @@ async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: Download
     if (previous) {
       const resumed = await resumeDownload(run, previous, partSize, options);
       if (resumed) return resumed;
+      await sink.forgetPrevious?.(); // it cannot be resumed: start over from nothing
     }
     return await freshDownload(run, partSize, sizeHint, options);
   } catch (err) {
@@ -139,7 +140,8 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   ctx.progress.addTotal(size);
   ctx.progress.addDone(0);
   run.verifier = verifierFor(run, first, size);
-  await sink.open(size, { etag: first.etag, size });
+  // One response held it all: nothing to resume, so no journal (a file less to create per small object).
+  await sink.open(size, { etag: first.etag, size }, first.bytes < size);
   const firstData = firstBuffer.subarray(0, first.bytes);
   // MD5 is a running hash: a one-range object is hashed now; a bigger one is
   // hashed in order as a stream sink writes it, or read back from a file at the end.
@@ -414,7 +416,7 @@ function compareMd5(ref: ObjectRef, etag: string, actual: string): void {
 async function downloadEmpty(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, signal: AbortSignal): Promise<DownloadResult> {
   const info = await withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), { signal });
   if (info.size !== 0) throw new Error(`GET ${describe(ref)}: range not satisfiable for an object of ${info.size} bytes`);
-  await sink.open(0, { etag: info.etag, size: 0 });
+  await sink.open(0, { etag: info.etag, size: 0 }, false);
   await sink.commit({ lastModified: info.lastModified });
   return { size: 0, etag: info.etag, lastModified: info.lastModified };
 }

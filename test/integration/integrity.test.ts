@@ -184,7 +184,7 @@ describe("integrity: checksums (integration, radosgw behind FakeChecksumStore)",
     fake.corrupt({ bucket, key: "composite.bin", offset: 7 * MiB, times: 2 });
     const bad = await runS3x(viaFake(["cp", `s3://${bucket}/composite.bin`, join(out, "f.bin"), "--part-size", "5MiB"]), { env });
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /checksum mismatch: the SHA256 of the downloaded bytes is \S+-3, S3 stored \S+-3\n$/);
+    assert.match(bad.stderr, /\/f\.bin: s3:\/\/\S+\/composite\.bin: checksum mismatch: the SHA256 of the downloaded bytes is \S+-4, S3 stored \S+-4\n$/);
     assert.deepEqual(await readdir(out), []);
   });
 

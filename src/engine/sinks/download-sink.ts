@@ -17,8 +17,8 @@ export interface PartialDownload {
  * concurrently; `write` resolves once the part's buffer may be reused.
  */
 export interface DownloadSink {
-  /** Called once, when the object's size is known. */
-  open(size: number, identity: ObjectIdentity): Promise<void>;
+  /** Called once, when the object's size is known; `resumable`: worth journaling for --resume. */
+  open(size: number, identity: ObjectIdentity, resumable?: boolean): Promise<void>;
   write(index: number, offset: number, data: Buffer): Promise<void>;
   /**
    * Optional: resolves when part `index` may be fetched. An in-order sink

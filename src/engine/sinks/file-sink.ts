@@ -68,14 +68,20 @@ export class FileSink implements DownloadSink {
     await unlink(this.tempPath).catch(() => undefined);
   }
 
-  async open(size: number, identity: ObjectIdentity): Promise<void> {
-    await this.forgetPrevious();
+  async open(size: number, identity: ObjectIdentity, resumable = true): Promise<void> {
     this.closed = false;
     this.wroteAny = false;
-    // "wx": never clobber a file that appeared under this name meanwhile.
-    this.handle = await open(this.tempPath, "wx+", 0o644);
+    this.journal = undefined;
+    // "wx": a leftover of an earlier run is replaced (it was reported, or is
+    // being started over); the first try saves two unlinks per small object.
+    this.handle = await open(this.tempPath, "wx+", 0o644).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EEXIST") throw err;
+      await this.forgetPrevious();
+      return open(this.tempPath, "wx+", 0o644);
+    });
     // Size the file up front: positional writes then never extend it.
     if (size > 0) await this.handle.truncate(size);
+    if (!resumable) return;
     this.journal = await open(this.journalPath, "wx", 0o644);
     await this.journal.write(JSON.stringify({ version: 1, etag: identity.etag, size: identity.size }) + "\n");
   }
@@ -124,7 +130,7 @@ export class FileSink implements DownloadSink {
       }
       throw err;
     }
-    await unlink(this.journalPath).catch(() => undefined);
+    if (this.journaled) await unlink(this.journalPath).catch(() => undefined);
   }
 
   /**
@@ -134,9 +140,14 @@ export class FileSink implements DownloadSink {
    */
   async discard(keep = false): Promise<boolean> {
     await this.close().catch(() => undefined);
-    if (keep && this.wroteAny) return true;
+    if (keep && this.wroteAny && this.journaled) return true;
     await this.forgetPrevious();
     return false;
+  }
+
+  /** Whether this download keeps a journal (opened with one, or continuing one). */
+  private get journaled(): boolean {
+    return this.journal !== undefined;
   }
 
   private async close(): Promise<void> {
