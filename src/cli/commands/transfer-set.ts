@@ -115,6 +115,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const root = resolve(dest.path);
     await mkdir(root, { recursive: true });
     const seen = new Set<string>();
+    const madeDirectories = new Set<string>([root]);
     for await (const obj of listing(session, source.bucket, prefix)) {
       const relativeKey = obj.key.slice(prefix.length);
       const placement = placeKey(relativeKey);
@@ -148,10 +149,15 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       }
       session.progress.addObjects(1);
       await batch.submit(item, async () => {
-        await mkdir(dirname(target), { recursive: true }).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== "EEXIST" && err.code !== "ENOTDIR") throw err;
-          throw new Error(`${dirname(target)}: a file of the same name is in the way (the key clashes with another key)`);
-        });
+        // Thousands of objects share a few directories: create each once per run.
+        const parent = dirname(target);
+        if (!madeDirectories.has(parent)) {
+          await mkdir(parent, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== "EEXIST" && err.code !== "ENOTDIR") throw err;
+            throw new Error(`${parent}: a file of the same name is in the way (the key clashes with another key)`);
+          });
+          madeDirectories.add(parent);
+        }
         const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target), downloadPartSize(partSize), obj.size, downloadOptions);
         return result.size;
       });

@@ -79,8 +79,9 @@ export class FileSink implements DownloadSink {
       await this.forgetPrevious();
       return open(this.tempPath, "wx+", 0o644);
     });
-    // Size the file up front: positional writes then never extend it.
-    if (size > 0) await this.handle.truncate(size);
+    // Size the file up front: positional writes then never extend it. (A
+    // one-range object is written in one go: it needs no sizing.)
+    if (size > 0 && resumable) await this.handle.truncate(size);
     if (!resumable) return;
     this.journal = await open(this.journalPath, "wx", 0o644);
     await this.journal.write(JSON.stringify({ version: 1, etag: identity.etag, size: identity.size }) + "\n");
