@@ -62,6 +62,15 @@ export async function downloadObject(
   }
 }
 
+/** HEAD of the object (or one part), with retries, counted; `ifMatch` pins the version. */
+function headWithRetries(ctx: TransferContext, ref: ObjectRef, signal: AbortSignal, call: { ifMatch?: string; partNumber?: number } = {}): Promise<ObjectInfo> {
+  const what = call.partNumber === undefined ? "" : ` part ${call.partNumber}`;
+  return withRetries(`HEAD ${describe(ref)}${what}`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return headObject(ctx.client, ref, { signal, ifMatch: call.ifMatch || undefined, partNumber: call.partNumber });
+  }, retryHooks(ctx, signal));
+}
+
 /** What one download run shares between its range fetches. */
 interface Run {
   ctx: TransferContext;
@@ -156,11 +165,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
       md5 = { hex: () => running.digest("hex") };
     }
   }
-  group.add(
-    recordDigest(run, 0, firstData)
-      .then(() => sink.write(0, 0, firstData))
-      .finally(() => ctx.memory.release(firstBuffer)),
-  );
+  landFirst(run, 0, firstData, firstBuffer);
 
   // The rest of the object, after the first response, in part-size ranges.
   const rest = planParts(size - first.bytes, partSize);
@@ -195,7 +200,7 @@ async function resumeDownload(run: Run, previous: PartialDownload, partSize: num
   let first: { range: ByteRange; buffer: Buffer } | undefined;
   if (missing.length === 0) {
     // Every byte is on disk (killed just before the rename): confirm it is still that object.
-    const info = await withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), retryHooks(ctx, signal));
+    const info = await headWithRetries(ctx, ref, signal);
     if (info.etag !== etag || info.size !== size) return startOver("the object changed since");
     lastModified = info.lastModified;
     run.verifier = storedChecksum(run, info, size, etag).then((stored) => stored && new RangeVerifier(stored, size));
@@ -224,20 +229,21 @@ async function resumeDownload(run: Run, previous: PartialDownload, partSize: num
   ctx.progress.addTotal(size);
   ctx.progress.addDone(have - (first ? first.range.length : 0));
   await sink.reopen!();
-  if (first) {
-    const { range, buffer } = first;
-    const data = buffer.subarray(0, range.length);
-    run.group.add(
-      recordDigest(run, range.offset, data)
-        .then(() => sink.write(0, range.offset, data))
-        .finally(() => ctx.memory.release(buffer)),
-    );
-  }
+  if (first) landFirst(run, first.range.offset, first.buffer.subarray(0, first.range.length), first.buffer);
   await fetchRanges(run, missing.slice(1), 1, etag, partSize);
   await run.group.wait();
   await verify(run, size, previous.done, etag, options, undefined);
   await sink.commit({ lastModified });
   return { size, etag, lastModified };
+}
+
+/** The range fetched alone (to learn the size, or to check the version) goes to the sink as part 0. */
+function landFirst(run: Run, offset: number, data: Buffer, buffer: Buffer): void {
+  run.group.add(
+    recordDigest(run, offset, data)
+      .then(() => run.sink.write(0, offset, data))
+      .finally(() => run.ctx.memory.release(buffer)),
+  );
 }
 
 /** Fetches `ranges` concurrently (sink index from `firstIndex`), writing each to the sink as it lands. */
@@ -286,10 +292,7 @@ function verifierFor(run: Run, first: RangeResult, size: number): Promise<RangeV
   const { ctx, ref, signal } = run;
   const info = first.checksum || first.bytes === size
     ? Promise.resolve<Pick<ObjectInfo, "checksum" | "checksumType">>(first)
-    : withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => {
-        ctx.stats.requests++;
-        return headObject(ctx.client, ref, { signal, ifMatch: first.etag || undefined });
-      }, retryHooks(ctx, signal));
+    : headWithRetries(ctx, ref, signal, { ifMatch: first.etag });
   const verifier = info.then((i) => storedChecksum(run, i, size, first.etag)).then((stored) => stored && new RangeVerifier(stored, size));
   // Awaited by every range before it is written; a failure fails the download there.
   verifier.catch(() => undefined);
@@ -308,10 +311,7 @@ async function storedChecksum(run: Run, info: Pick<ObjectInfo, "checksum" | "che
   const parts = compositeParts(checksum.base64);
   if (parts === undefined) return undefined;
   const { ctx, ref, signal } = run;
-  const first = await withRetries(`HEAD ${describe(ref)} part 1`, ctx.retry, () => {
-    ctx.stats.requests++;
-    return headObject(ctx.client, ref, { signal, ifMatch: etag || undefined, partNumber: 1 });
-  }, retryHooks(ctx, signal));
+  const first = await headWithRetries(ctx, ref, signal, { ifMatch: etag, partNumber: 1 });
   const partSize = first.size;
   if (!(partSize > 0 && partSize * (parts - 1) < size && size <= partSize * parts)) return undefined;
   return { type: "COMPOSITE", checksum, partSize, parts };
@@ -375,10 +375,7 @@ async function partsAreUniform(run: Run, stored: Extract<StoredChecksum, { type:
   const { ctx, ref, signal } = run;
   const sizes = await Promise.all(
     Array.from({ length: stored.parts - 1 }, (_, i) =>
-      ctx.queue.add(() => withRetries(`HEAD ${describe(ref)} part ${i + 2}`, ctx.retry, () => {
-        ctx.stats.requests++;
-        return headObject(ctx.client, ref, { signal, ifMatch: etag || undefined, partNumber: i + 2 });
-      }, retryHooks(ctx, signal)), { signal }),
+      ctx.queue.add(() => headWithRetries(ctx, ref, signal, { ifMatch: etag, partNumber: i + 2 }), { signal }),
     ),
   );
   return sizes.every((info, i) => info.size === (i + 2 === stored.parts ? size - stored.partSize * (stored.parts - 1) : stored.partSize));
@@ -414,7 +411,7 @@ function compareMd5(ref: ObjectRef, etag: string, actual: string): void {
 }
 
 async function downloadEmpty(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, signal: AbortSignal): Promise<DownloadResult> {
-  const info = await withRetries(`HEAD ${describe(ref)}`, ctx.retry, () => headObject(ctx.client, ref, { signal }), { signal });
+  const info = await headWithRetries(ctx, ref, signal);
   if (info.size !== 0) throw new Error(`GET ${describe(ref)}: range not satisfiable for an object of ${info.size} bytes`);
   await sink.open(0, { etag: info.etag, size: 0 }, false);
   await sink.commit({ lastModified: info.lastModified });

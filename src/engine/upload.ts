@@ -271,12 +271,13 @@ async function multipartUpload(
     });
   }
   const completed: CompletedPart[] = [];
+  // Part digests by offset, combined into the full-object CRC at Complete.
   const ranges: RangeDigest[] = [];
   const group = new TaskGroup(controller);
 
   const sendPart = async (number: number, offset: number, body: Buffer): Promise<void> => {
     const digest = algorithm ? await digestOf(algorithm, body) : undefined;
-    if (digest) ranges.push({ offset, length: body.length, digest });
+    if (digest && checksumType === "FULL_OBJECT") ranges.push({ offset, length: body.length, digest });
     const checksum: ChecksumValue | undefined = algorithm && digest ? checksumValue(algorithm, digest) : undefined;
     const stored = point?.stored.get(number);
     if (stored && partMatches(stored, body, checksum)) {
@@ -325,15 +326,17 @@ async function multipartUpload(
       throw group.firstError ?? err;
     }
     await group.wait();
-    const size = ranges.reduce((sum, r) => sum + r.length, 0);
-    const full = algorithm && checksumType === "FULL_OBJECT" ? checksumValue(algorithm, await fullObjectDigest(algorithm, ranges, size)) : undefined;
+    const full =
+      algorithm && checksumType === "FULL_OBJECT"
+        ? checksumValue(algorithm, await fullObjectDigest(algorithm, ranges, ranges.reduce((sum, r) => sum + r.length, 0)))
+        : undefined;
     await withRetries(`CompleteMultipartUpload ${describe(dest)}`, ctx.retry, () => {
       ctx.stats.requests++;
       return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal, fullObjectChecksum: full, checksumType });
     }, hooks);
-    if (recordFile) await removeUploadRecord(recordFile);
-    // Resumed from S3's list: a record of it made under another endpoint name is stale now.
-    else if (point) await forgetUpload(uploadId);
+    // Resumed from S3's list, records of this upload may exist under another endpoint name: forget them all.
+    if (point && !point.recordFile) await forgetUpload(uploadId);
+    else if (recordFile) await removeUploadRecord(recordFile);
   } catch (err) {
     if (recordFile && completed.length > 0 && isInterruption(err, ctx.signal)) {
       ctx.notify(
