@@ -233,6 +233,7 @@ async function hedged<T>(routing: AttemptRouting, attempt: () => Promise<T>, hoo
     if (winner.hedge && winner.o.ok) {
       // Stop the original and wait until it can no longer write, then take the duplicate's answer.
       original.controller.abort(new HedgeLostError());
+      routing.tracked?.lostToHedge();
       await primary;
       try {
         return d.work.adopt(winner.o.value);
@@ -250,6 +251,7 @@ async function hedged<T>(routing: AttemptRouting, attempt: () => Promise<T>, hoo
       close(d, false);
       return unwrap(winner.o);
     }
+    routing.tracked?.lostToHedge();
     try {
       return d.work.adopt(late.value);
     } finally {

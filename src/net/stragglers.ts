@@ -102,6 +102,18 @@ export class TrackedRequest {
     return this.watch?.hedgeWorthy(this) ?? false;
   }
 
+  /**
+   * A hedged duplicate on another address answered first: it started later
+   * (only once this request was far behind) and still won, so this address
+   * is far slower than that one right now. It goes on the bad list for a
+   * short cooldown, so the transfer's last small requests
+   * (CompleteMultipartUpload) do not queue behind the link the duplicate
+   * just escaped.
+   */
+  lostToHedge(): void {
+    this.watch?.judgeHedgeLoser(this);
+  }
+
   progress(bytes: number, now = this.clock.observedNow()): void {
     this.firstByteAt ??= now;
     this.bytes += bytes;
@@ -284,6 +296,12 @@ export class StragglerWatch {
     }
     // A clear margin: twice as long, and at least half a second more.
     return expectedLeft > 2 * fresh && expectedLeft - fresh > 500;
+  }
+
+  judgeHedgeLoser(request: TrackedRequest): void {
+    if (!request.address.isBad() && this.host.hasAlternative(request.address)) {
+      this.host.markBad(request.address, "a hedged duplicate on another address finished first");
+    }
   }
 
   /**

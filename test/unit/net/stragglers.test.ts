@@ -70,6 +70,20 @@ describe("net/stragglers", () => {
     assert.equal(host.addresses[0].counters.stragglers, 1);
   });
 
+  it("benches the address of a request that lost a hedged race, so the transfer's last requests go elsewhere", () => {
+    const t0 = Date.now();
+    const loser = request(0, t0);
+    loser.r.lostToHedge();
+    assert.ok(host.addresses[0].isBad());
+    assert.match(host.stats()[0].lastProblem ?? "", /hedged duplicate on another address finished first/);
+    // Three picks in a row (each would be a CompleteMultipartUpload) avoid it.
+    for (let i = 0; i < 3; i++) assert.notEqual(host.pick().address, "127.0.0.2");
+    // A second lost race while benched does not lengthen the cooldown.
+    const until = host.addresses[0].badUntil;
+    request(0, t0).r.lostToHedge();
+    assert.equal(host.addresses[0].badUntil, until);
+  });
+
   it("leaves a slow request alone while its address keeps pace with the others (one unlucky flow)", () => {
     const t0 = Date.now() - 10_000;
     const slow = request(0, t0);
