@@ -103,6 +103,21 @@ describe("s3x cp (integration, real radosgw)", function () {
     assert.match(head.ETag ?? "", /-8"$/, "8 parts in the multipart ETag");
   });
 
+  it("--payload-signing never sends UNSIGNED-PAYLOAD over plain HTTP, and the server stores the same bytes", async () => {
+    const src = join(dir, "unsigned.bin");
+    const hash = await randomFile(src, 12 * MiB);
+    const multi = await cp([src, `s3://${bucket}/unsigned-multi.bin`, "--part-size", "5MiB", "--payload-signing", "never"]);
+    assert.equal(multi.code, 0, multi.stderr);
+    assert.equal(await objectHash(s3, bucket, "unsigned-multi.bin"), hash);
+    const single = await cp([src, `s3://${bucket}/unsigned-single.bin`, "--multipart-threshold", "64MiB"], { env: { ...s3.env, S3X_PAYLOAD_SIGNING: "never" } });
+    assert.equal(single.code, 0, single.stderr);
+    assert.equal(await objectHash(s3, bucket, "unsigned-single.bin"), hash);
+    const bad = await cp([src, `s3://${bucket}/unsigned-bad.bin`, "--payload-signing", "sometimes"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--payload-signing must be auto, always or never, got "sometimes"\n$/);
+    assert.equal(await objectExists(s3, bucket, "unsigned-bad.bin"), false);
+  });
+
   it("uploads stdin of unknown length above the part size as multipart, while still reading", async () => {
     const data = randomBytes(23 * MiB + 5);
     const res = await cp(["-", `s3://${bucket}/stdin-big`, "--part-size", "5MiB", "--json"], { stdin: data });

@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
-import { PutObjectCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
+import { CreateMultipartUploadCommand, PutObjectCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
+import { createHash } from "node:crypto";
 import { HttpResponse } from "@smithy/core/protocols";
 import { Readable } from "node:stream";
-import { skipPayloadHashOverTls } from "../../../src/s3/client.js";
+import { signPayloads, type PayloadSigning } from "../../../src/s3/client.js";
 
 /**
  * A request handler that records what the SDK would send and answers 200:
  * it stands in for the network only, to see the signed headers; the SDK's
  * signing runs for real.
  */
-function recordingClient(endpoint: string): { client: S3Client; sent: Record<string, string>[] } {
+function recordingClient(endpoint: string, mode: PayloadSigning = "auto"): { client: S3Client; sent: Record<string, string>[] } {
   const sent: Record<string, string>[] = [];
   const client = new S3Client({
     endpoint,
@@ -24,7 +25,7 @@ function recordingClient(endpoint: string): { client: S3Client; sent: Record<str
       },
     },
   });
-  skipPayloadHashOverTls(client);
+  signPayloads(client, mode);
   return { client, sent };
 }
 
@@ -44,5 +45,20 @@ describe("s3/client payload signing", () => {
     const { client, sent } = recordingClient("http://127.0.0.1:9");
     await client.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body: body }));
     assert.match(sent[0]["x-amz-content-sha256"], /^[0-9a-f]{64}$/);
+  });
+
+  it("--payload-signing never: UNSIGNED-PAYLOAD over plain HTTP too, still a signed header; other requests keep their hash", async () => {
+    const { client, sent } = recordingClient("http://127.0.0.1:9", "never");
+    await client.send(new UploadPartCommand({ Bucket: "b", Key: "k", UploadId: "u", PartNumber: 1, Body: body }));
+    await client.send(new CreateMultipartUploadCommand({ Bucket: "b", Key: "k" }));
+    assert.equal(sent[0]["x-amz-content-sha256"], "UNSIGNED-PAYLOAD");
+    assert.match(sent[0].authorization, /SignedHeaders=.*x-amz-content-sha256/);
+    assert.match(sent[1]["x-amz-content-sha256"], /^[0-9a-f]{64}$/);
+  });
+
+  it("--payload-signing always: the payload is hashed over TLS too", async () => {
+    const { client, sent } = recordingClient("https://s3.example.test", "always");
+    await client.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body: body }));
+    assert.equal(sent[0]["x-amz-content-sha256"], createHash("sha256").update(body).digest("hex"));
   });
 });
