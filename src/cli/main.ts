@@ -68,6 +68,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err) throw err;
       throw new UsageErrorFromParser(message);
     });
+  skipHelpCache(parser);
   try {
     await parser.parseAsync();
   } catch (err) {
@@ -83,6 +84,18 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageErrorFromParser extends Error {}
+
+/**
+ * After starting a command, yargs renders the whole help text and keeps it
+ * for a failure to print (~20 ms of CPU measuring and wrapping strings,
+ * a tenth of a small command's run). s3x's failures are one line without
+ * help (.fail above), so that rendering is skipped; --help is unaffected.
+ */
+function skipHelpCache(parser: object): void {
+  type Internals = { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } };
+  const usage = (parser as Internals).getInternalMethods?.().getUsageInstance?.();
+  if (usage && typeof usage.cacheHelpMessage === "function") usage.cacheHelpMessage = () => undefined;
+}
 
 /** Stands in for "-" while yargs parses; a NUL can never be part of a real path. */
 const STDIO_ARG = "\u0000-";
