@@ -10,6 +10,7 @@ import { ObjectBatch, type ObjectResult } from "../../engine/batch.js";
 import { copyS3Object } from "../../engine/copy.js";
 import { downloadObject } from "../../engine/download.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
+import { LeftoverIndex } from "../../engine/sinks/leftover-index.js";
 import { uploadFile } from "../../engine/upload.js";
 import { walkFiles, type LocalEntry } from "../../engine/walk.js";
 import type { ListedObject } from "../../s3/list.js";
@@ -116,6 +117,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     await mkdir(root, { recursive: true });
     const seen = new Set<string>();
     const madeDirectories = new Set<string>([root]);
+    const leftovers = new LeftoverIndex();
     for await (const obj of listing(session, source.bucket, prefix)) {
       const relativeKey = obj.key.slice(prefix.length);
       const placement = placeKey(relativeKey);
@@ -158,7 +160,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
           });
           madeDirectories.add(parent);
         }
-        const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target), downloadPartSize(partSize), obj.size, downloadOptions);
+        const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target, leftovers), downloadPartSize(partSize), obj.size, downloadOptions);
         return result.size;
       });
     }

@@ -1,6 +1,7 @@
 import { open, readFile, rename, unlink, utimes, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { DownloadSink, ObjectIdentity, PartialDownload } from "./download-sink.js";
+import { JOURNAL_SUFFIX, type LeftoverIndex } from "./leftover-index.js";
 
 /** A byte range [offset, offset + length) of the object. */
 interface Range {
@@ -37,13 +38,19 @@ export class FileSink implements DownloadSink {
    */
   private writing: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly finalPath: string) {
-    this.tempPath = join(dirname(finalPath), `.${basename(finalPath)}.s3x-part`);
-    this.journalPath = `${this.tempPath}.journal`;
+  /** `leftovers`: where a recursive download learns, one readdir per directory, that no journal exists. */
+  constructor(
+    readonly finalPath: string,
+    private readonly leftovers?: LeftoverIndex,
+  ) {
+    this.journalPath = join(dirname(finalPath), `.${basename(finalPath)}${JOURNAL_SUFFIX}`);
+    this.tempPath = this.journalPath.slice(0, -".journal".length);
   }
 
   /** What an earlier, interrupted download left here, if its journal is readable. */
   async previous(): Promise<PartialDownload | undefined> {
+    // The index was read before this run wrote anything: it answers only until this sink opens its file.
+    if (this.leftovers && this.handle === undefined && !(await this.leftovers.mayHaveJournal(this.finalPath))) return undefined;
     let text: string;
     try {
       text = await readFile(this.journalPath, "utf8");

@@ -3,6 +3,7 @@ import { appendFile, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
+import { LeftoverIndex } from "../../../src/engine/sinks/leftover-index.js";
 
 describe("engine/sinks/file-sink", () => {
   let dir: string;
@@ -79,5 +80,23 @@ describe("engine/sinks/file-sink", () => {
     await fresh.write(0, 0, Buffer.from("ok"));
     await fresh.commit({});
     assert.equal(await readFile(join(dir, "s"), "utf8"), "ok");
+  });
+
+  it("a leftover index finds an interrupted download's journal, answers none for the rest from one directory read, and stops answering once the sink has opened", async () => {
+    const interrupted = new FileSink(join(dir, "a"));
+    await interrupted.open(20, { etag: '"a"', size: 20 });
+    await interrupted.write(0, 0, Buffer.alloc(10, 1));
+    assert.equal(await interrupted.discard(true), true);
+    const index = new LeftoverIndex();
+    assert.deepEqual((await new FileSink(join(dir, "a"), index).previous())?.done, [{ offset: 0, length: 10 }]);
+    const fresh = new FileSink(join(dir, "b"), index);
+    assert.equal(await fresh.previous(), undefined);
+    // A directory that does not exist yet holds nothing.
+    assert.equal(await new FileSink(join(dir, "missing", "c"), index).previous(), undefined);
+    // After this run's own sink wrote a journal, the (older) index must not hide it.
+    await fresh.open(20, { etag: '"b"', size: 20 });
+    await fresh.write(0, 0, Buffer.alloc(10, 2));
+    assert.equal(await fresh.discard(true), true);
+    assert.deepEqual((await fresh.previous())?.identity, { etag: '"b"', size: 20 });
   });
 });
