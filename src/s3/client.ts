@@ -4,6 +4,8 @@ import { UndiciRequestHandler } from "../net/http-handler.js";
 import { carrySignals, signalAwareHandler } from "./send.js";
 import { requestStoredChecksums } from "./checksum-mode.js";
 import { installContentMd5 } from "./content-md5.js";
+import { readListingsDirectly } from "./list-xml.js";
+import { learnBucketRoutes } from "./direct-get.js";
 import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
@@ -59,7 +61,10 @@ export function connect(settings: S3Settings): S3Connection {
   signPayloads(client, settings.payloadSigning ?? "auto");
   requestStoredChecksums(client);
   installContentMd5(client);
+  readListingsDirectly(client);
   carrySignals(client);
+  // Anonymous requests stay with the SDK (direct GETs are signed).
+  if (!settings.noSignRequest) learnBucketRoutes(client);
   return {
     client,
     addressStats: () => pools.stats(),

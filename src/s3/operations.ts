@@ -15,6 +15,7 @@ import {
 import type { Readable } from "node:stream";
 import { ResponseBody } from "../net/response-body.js";
 import { send } from "./send.js";
+import { canGetDirectly, directGet, errorOf } from "./direct-get.js";
 
 /** An object in a bucket. */
 export interface ObjectRef {
@@ -129,8 +130,13 @@ export interface RangeResult {
   checksumType?: ChecksumType;
 }
 
-/** A ranged GET whose body is copied straight into the caller's buffer. */
+/**
+ * A ranged GET whose body is copied straight into the caller's buffer; once
+ * the SDK has shown where the bucket's keys live, without the SDK's
+ * per-request work (s3/direct-get.ts).
+ */
 export async function getRange(client: S3Client, req: RangeRequest): Promise<RangeResult> {
+  if (canGetDirectly(client, req.ref.bucket)) return getRangeDirectly(client, req);
   const out = await send(client, new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: `bytes=${req.start}-${req.end}`, IfMatch: req.ifMatch }), req.signal);
   req.onEtag?.(out.ETag ?? "");
   const ranged = out.ContentRange !== undefined;
@@ -149,6 +155,36 @@ export async function getRange(client: S3Client, req: RangeRequest): Promise<Ran
     throw err;
   }
   return { bytes, objectSize, etag: out.ETag ?? "", lastModified: out.LastModified, ranged, ...checksumOutput(out) };
+}
+
+async function getRangeDirectly(client: S3Client, req: RangeRequest): Promise<RangeResult> {
+  // The headers the SDK path sends (s3/checksum-mode.ts asks for stored checksums there).
+  const headers: Record<string, string> = { range: `bytes=${req.start}-${req.end}`, "x-amz-checksum-mode": "ENABLED" };
+  if (req.ifMatch !== undefined) headers["if-match"] = req.ifMatch;
+  const response = await directGet(client, req.ref.bucket, req.ref.key, headers, req.signal);
+  if (response.statusCode !== 200 && response.statusCode !== 206) throw await errorOf(response);
+  const h = response.headers;
+  const etag = h.etag ?? "";
+  req.onEtag?.(etag);
+  const contentLength = h["content-length"] === undefined ? undefined : Number(h["content-length"]);
+  const ranged = h["content-range"] !== undefined;
+  const objectSize = ranged ? parseTotal(h["content-range"]) : (contentLength ?? 0);
+  const expected = contentLength ?? req.end - req.start + 1;
+  const bytes = response.body instanceof ResponseBody ? await response.body.readInto(req.target.subarray(0, req.offset + expected), req.offset, req.onBytes) : await copyStream(response.body as Readable, req.target, req.offset, req.onBytes);
+  if (bytes !== expected) {
+    const err = new Error(`response body ended after ${bytes} of ${expected} bytes`) as Error & { code: string };
+    err.code = "S3X_SHORT_BODY";
+    throw err;
+  }
+  const stored = {
+    ChecksumCRC32: h["x-amz-checksum-crc32"],
+    ChecksumCRC32C: h["x-amz-checksum-crc32c"],
+    ChecksumCRC64NVME: h["x-amz-checksum-crc64nvme"],
+    ChecksumSHA256: h["x-amz-checksum-sha256"],
+    ChecksumType: h["x-amz-checksum-type"],
+  };
+  const lastModified = h["last-modified"] === undefined ? undefined : new Date(h["last-modified"]);
+  return { bytes, objectSize, etag, lastModified, ranged, ...checksumOutput(stored) };
 }
 
 function parseTotal(contentRange: string): number {

@@ -15,6 +15,8 @@ import type { ByteWriter } from "./ordered-writer.js";
  */
 export class FdWriter implements ByteWriter {
   private stream: Writable | undefined;
+  /** The stream's error, once it failed (EPIPE when the reader went away). */
+  private failure: Error | undefined;
 
   constructor(
     private readonly fd: number,
@@ -24,12 +26,17 @@ export class FdWriter implements ByteWriter {
   async write(data: Buffer): Promise<void> {
     let done = 0;
     while (done < data.length) {
+      if (this.failure) throw this.failure;
       if (this.stream) return writeToStream(this.stream, data.subarray(done));
       try {
         done += await writeOnce(this.fd, data, done, data.length - done);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EAGAIN" || !this.openStream) throw err;
         this.stream = this.openStream();
+        // A failed write reaches its callback and is then emitted as 'error' as
+        // well, a tick later: without a listener for good, that second report
+        // (EPIPE from `| head`) would crash the process instead of ending it quietly.
+        this.stream.on("error", (error: Error) => (this.failure ??= error));
       }
     }
   }
@@ -39,13 +46,7 @@ export class FdWriter implements ByteWriter {
 
 function writeToStream(stream: Writable, data: Buffer): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    stream.once("error", onError);
-    stream.write(data, (err) => {
-      stream.off("error", onError);
-      if (err) reject(err);
-      else resolve();
-    });
+    stream.write(data, (err) => (err ? reject(err) : resolve()));
   });
 }
 

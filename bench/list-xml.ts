@@ -1,0 +1,54 @@
+/**
+ * What reading a listing costs the client: CPU per 1,000 listed keys for
+ * the SDK's XML parser and for s3x's ListObjectsV2 reader (s3/list-xml.ts),
+ * on the same answer, through the same SDK client (request building and
+ * signing included; the network is a stand-in that returns the document).
+ *
+ *   node dist/bench/list-xml.js [--pages 50]
+ */
+import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
+import { HttpResponse } from "@smithy/core/protocols";
+import { Readable } from "node:stream";
+import { readListingsDirectly } from "../src/s3/list-xml.js";
+import { arg } from "./common.js";
+
+const pages = arg("pages", 50);
+const contents = Array.from(
+  { length: 1000 },
+  (_, i) =>
+    `<Contents><Key>datasets/v1/shard-${String(i).padStart(5, "0")}.tar</Key><LastModified>2026-11-22T10:00:00.000Z</LastModified>` +
+    `<ETag>&quot;${"0".repeat(32)}&quot;</ETag><Size>65536</Size><StorageClass>STANDARD</StorageClass><Owner><ID>o</ID><DisplayName>o</DisplayName></Owner></Contents>`,
+);
+const page = Buffer.from(
+  `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>datasets/v1/</Prefix>` +
+    `<KeyCount>1000</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>true</IsTruncated><NextContinuationToken>t</NextContinuationToken>${contents.join("")}</ListBucketResult>`,
+);
+
+function client(direct: boolean): S3Client {
+  const c = new S3Client({
+    endpoint: "http://127.0.0.1:9",
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
+    requestHandler: { handle: async () => ({ response: new HttpResponse({ statusCode: 200, headers: {}, body: Readable.from([page]) }) }) },
+  });
+  if (direct) readListingsDirectly(c);
+  return c;
+}
+
+async function cpuPerThousandKeys(direct: boolean): Promise<number> {
+  const c = client(direct);
+  for (let i = 0; i < 5; i++) await c.send(new ListObjectsV2Command({ Bucket: "b" })); // warm-up
+  const start = process.cpuUsage();
+  for (let i = 0; i < pages; i++) await c.send(new ListObjectsV2Command({ Bucket: "b" }));
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000 / pages;
+}
+
+const rows: [string, number][] = [];
+for (let round = 0; round < 3; round++) {
+  rows.push(["SDK parser", await cpuPerThousandKeys(false)], ["s3x reader", await cpuPerThousandKeys(true)]);
+}
+const median = (name: string) => rows.filter(([n]) => n === name).map(([, v]) => v).sort((a, b) => a - b)[1];
+console.log(`| parser | CPU ms per page of 1,000 keys (median of 3 × ${pages} pages) |\n|---|---|`);
+for (const name of ["SDK parser", "s3x reader"]) console.log(`| ${name} | ${median(name).toFixed(1)} |`);

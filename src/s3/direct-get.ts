@@ -1,0 +1,170 @@
+import type { S3Client, ServiceInputTypes, ServiceOutputTypes } from "@aws-sdk/client-s3";
+import type { FinalizeRequestMiddleware } from "@smithy/types";
+import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
+import { attachRouting, takeStartingRouting } from "../net/routing.js";
+
+/**
+ * Ranged GETs without the SDK's middleware stack.
+ *
+ * Through the SDK, one GetObject costs ~0.45 ms of CPU before and after the
+ * network (command and endpoint resolution, schema serde, a dozen
+ * middleware, header parsing into an output object) even with s3x's trims
+ * (s3/client.ts); signing is ~0.05 ms of it. Thousands of small objects are
+ * bound by that CPU on a couple of cores. So once the SDK has sent one
+ * GetObject or HeadObject for a bucket, s3x knows where that bucket's keys
+ * live (scheme, host, port, path before the key, signing region) and
+ * builds the next GETs itself: the same headers, signed by the SDK's own
+ * signer, sent through the same request handler (s3x's pools and fan-out).
+ *
+ * What is learned is checked: only a request whose path ends in the key as
+ * this module encodes it teaches anything, so a key encoding or endpoint
+ * shape this module does not reproduce leaves every GET with the SDK.
+ * Anonymous clients, S3 Express sessions and SigV4a stay with the SDK too.
+ */
+
+/** Where one bucket's objects are addressed and how requests to them are signed. */
+interface BucketRoute {
+  protocol: string;
+  hostname: string;
+  port?: number;
+  /** The path before the key, ending in "/" ("/bucket/" path-style, "/" virtual-hosted). */
+  base: string;
+  signingRegion: string;
+}
+
+/** The response of a direct GET: status, lower-case headers, the body stream. */
+export interface DirectResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+interface SignerLike {
+  sign(request: HttpRequest, options: { signingRegion: string; signingService: string }): Promise<HttpRequest>;
+}
+
+type SignerProvider = (authScheme: { name: string; signingName: string; signingRegion: string }) => Promise<SignerLike>;
+
+const routes = new WeakMap<S3Client, Map<string, BucketRoute>>();
+const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand"]);
+/** SHA-256 of an empty payload: what the SDK signs for a GET. */
+const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
+
+/**
+ * Watches the SDK's signed GetObject and HeadObject requests and remembers
+ * each bucket's route (see above). Installed after signing, so the request
+ * seen is the one sent.
+ */
+export function learnBucketRoutes(client: S3Client): void {
+  const known = new Map<string, BucketRoute>();
+  routes.set(client, known);
+  const learn: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next, context) => async (args) => {
+    const input = args.input as { Bucket?: string; Key?: string };
+    const request = args.request as HttpRequest | undefined;
+    if (request && input.Bucket && input.Key && LEARN_FROM.has(context.commandName ?? "") && !known.has(input.Bucket)) {
+      const route = routeOf(request, input.Key);
+      if (route) known.set(input.Bucket, route);
+    }
+    return next(args);
+  };
+  client.middlewareStack.addRelativeTo(
+    learn,
+    { relation: "after", toMiddleware: "httpSigningMiddleware", name: "s3xLearnBucketRoutes" },
+  );
+}
+
+/** The route a signed request reveals, or undefined when it is not one direct GETs can reproduce. */
+export function routeOf(request: Pick<HttpRequest, "protocol" | "hostname" | "port" | "path" | "headers">, key: string): BucketRoute | undefined {
+  const encodedKey = encodeKey(key);
+  if (!request.path.endsWith(`/${encodedKey}`)) return undefined;
+  const headers = lowerCased(request.headers);
+  if (headers["x-amz-s3session-token"] !== undefined) return undefined;
+  const authorization = headers.authorization ?? "";
+  if (!authorization.startsWith("AWS4-HMAC-SHA256 ")) return undefined;
+  const scope = CREDENTIAL_SCOPE.exec(authorization);
+  if (!scope) return undefined;
+  return {
+    protocol: request.protocol,
+    hostname: request.hostname,
+    port: request.port,
+    base: request.path.slice(0, request.path.length - encodedKey.length),
+    signingRegion: scope[1],
+  };
+}
+
+/** Whether GETs in `bucket` can go direct (the SDK has shown the way). */
+export function canGetDirectly(client: S3Client, bucket: string): boolean {
+  return routes.get(client)?.has(bucket) ?? false;
+}
+
+/**
+ * Sends a GET for `key` with the given headers (Range, If-Match, …), signed
+ * by the SDK's signer, through the client's request handler. Like `send`,
+ * it takes the attempt's routing hints synchronously, before any await.
+ */
+export async function directGet(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DirectResponse> {
+  const routing = takeStartingRouting();
+  const route = routes.get(client)?.get(bucket);
+  if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
+  const config = client.config as unknown as { signer: SignerProvider; requestHandler: { handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }> } };
+  const request = new HttpRequest({
+    protocol: route.protocol,
+    hostname: route.hostname,
+    port: route.port,
+    method: "GET",
+    path: route.base + encodeKey(key),
+    headers: {
+      host: route.port === undefined ? route.hostname : `${route.hostname}:${route.port}`,
+      "x-amz-content-sha256": EMPTY_SHA256,
+      ...headers,
+    },
+  });
+  const signer = await config.signer({ name: "sigv4", signingName: "s3", signingRegion: route.signingRegion });
+  const signed = await signer.sign(request, { signingRegion: route.signingRegion, signingService: "s3" });
+  if (routing) attachRouting(signed, routing);
+  // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
+  const abortSignal = routing?.signal ?? signal;
+  const { response } = await config.requestHandler.handle(signed, abortSignal ? { abortSignal } : undefined);
+  return { statusCode: response.statusCode, headers: lowerCased(response.headers), body: response.body };
+}
+
+/**
+ * The error a non-2xx answer stands for, shaped as the SDK's errors are (name
+ * and Code from the XML, $metadata.httpStatusCode), so retries and messages
+ * treat it the same (s3/errors.ts). The body is read to the end, which also
+ * frees the connection for the next request.
+ */
+export async function errorOf(response: DirectResponse): Promise<Error> {
+  let text = "";
+  if (response.body) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
+    text = Buffer.concat(chunks).toString("utf8");
+  }
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+  return Object.assign(new Error(message || code || `HTTP ${response.statusCode}`), {
+    name: code || "Unknown",
+    Code: code,
+    $fault: response.statusCode >= 500 ? "server" : "client",
+    $metadata: { httpStatusCode: response.statusCode, requestId: response.headers["x-amz-request-id"] },
+  });
+}
+
+/**
+ * An S3 key in a URL path as the SDK writes it: every "/"-separated segment
+ * percent-encoded like encodeURIComponent, plus !'()* (RFC 3986 reserved).
+ */
+export function encodeKey(key: string): string {
+  return key
+    .split("/")
+    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .join("/");
+}
+
+function lowerCased(headers: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name.toLowerCase()] = value;
+  return out;
+}

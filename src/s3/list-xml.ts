@@ -1,0 +1,161 @@
+import type { S3Client } from "@aws-sdk/client-s3";
+
+/**
+ * ListObjectsV2 answers read by a small XML reader of s3x's own.
+ *
+ * The SDK parses every answer into a generic tree and then walks it against
+ * the operation's schema: ~25 µs of CPU per listed key, a quarter of a
+ * second for 10,000 keys, which is most of what a listing or a no-op sync
+ * costs on the client. An S3 listing is a flat, regular document
+ * (`<Contents>` blocks of a few text elements), so s3x reads the fields it
+ * uses straight out of the text. The SDK still builds, signs and sends the
+ * request and still parses everything else: errors (any status but 200),
+ * and any answer this reader does not recognise, go to its own parser.
+ */
+export function readListingsDirectly(client: S3Client): void {
+  const protocol = (client.config as unknown as { protocol?: { deserializeResponse?: DeserializeResponse } }).protocol;
+  const original = protocol?.deserializeResponse;
+  if (!protocol || typeof original !== "function") return;
+  const sdkParse = original.bind(protocol);
+  protocol.deserializeResponse = async (operation, context, response) => {
+    if (operation?.name !== "ListObjectsV2" || response.statusCode !== 200 || response.body === undefined) return sdkParse(operation, context, response);
+    const bytes = await collect(response.body);
+    const output = parseListObjectsV2(bytes.toString("utf8"));
+    if (!output) {
+      // Not the document we know: the SDK's parser decides (errors included).
+      response.body = bytes;
+      return sdkParse(operation, context, response);
+    }
+    return { ...output, $metadata: { httpStatusCode: 200, requestId: header(response.headers, "x-amz-request-id"), attempts: 1, totalRetryDelay: 0 } };
+  };
+}
+
+type DeserializeResponse = (operation: { name?: string } | undefined, context: unknown, response: RawResponse) => Promise<unknown>;
+
+interface RawResponse {
+  statusCode: number;
+  headers: Record<string, string | undefined>;
+  body?: unknown;
+}
+
+/** The fields of ListObjectsV2's output that this reader fills (the SDK's names and types). */
+export interface ListObjectsV2Fields {
+  Name?: string;
+  Prefix?: string;
+  Delimiter?: string;
+  KeyCount?: number;
+  MaxKeys?: number;
+  IsTruncated: boolean;
+  ContinuationToken?: string;
+  NextContinuationToken?: string;
+  StartAfter?: string;
+  Contents?: { Key: string; LastModified?: Date; ETag?: string; Size?: number; StorageClass?: string }[];
+  CommonPrefixes?: { Prefix: string }[];
+}
+
+/**
+ * Reads a ListBucketResult document; undefined when it is not one this
+ * reader understands (then the SDK's parser takes over). Top-level fields
+ * are read outside the `<Contents>` and `<CommonPrefixes>` blocks, which
+ * have a `<Prefix>` of their own.
+ */
+export function parseListObjectsV2(xml: string): ListObjectsV2Fields | undefined {
+  const root = xml.indexOf("<ListBucketResult");
+  const end = xml.lastIndexOf("</ListBucketResult>");
+  if (root < 0 || end < root) return undefined;
+  // CDATA or comments inside the document: leave it to a real XML parser.
+  if (xml.includes("<![CDATA[", root) || xml.includes("<!--", root)) return undefined;
+  const contents: NonNullable<ListObjectsV2Fields["Contents"]> = [];
+  const prefixes: NonNullable<ListObjectsV2Fields["CommonPrefixes"]> = [];
+  let topLevel = "";
+  let at = xml.indexOf(">", root) + 1;
+  while (at < end) {
+    const contentsAt = xml.indexOf("<Contents>", at);
+    const prefixesAt = xml.indexOf("<CommonPrefixes>", at);
+    const next = nearest(contentsAt, prefixesAt, end);
+    topLevel += xml.slice(at, next);
+    if (next === end) break;
+    if (next === contentsAt) {
+      const close = xml.indexOf("</Contents>", next);
+      if (close < 0) return undefined;
+      const block = xml.slice(next + "<Contents>".length, close);
+      const key = text(block, "Key");
+      if (key === undefined) return undefined;
+      const size = text(block, "Size");
+      const lastModified = text(block, "LastModified");
+      contents.push({
+        Key: key,
+        LastModified: lastModified === undefined ? undefined : new Date(lastModified),
+        ETag: text(block, "ETag"),
+        Size: size === undefined ? undefined : Number(size),
+        StorageClass: text(block, "StorageClass"),
+      });
+      at = close + "</Contents>".length;
+    } else {
+      const close = xml.indexOf("</CommonPrefixes>", next);
+      if (close < 0) return undefined;
+      const prefix = text(xml.slice(next + "<CommonPrefixes>".length, close), "Prefix");
+      if (prefix === undefined) return undefined;
+      prefixes.push({ Prefix: prefix });
+      at = close + "</CommonPrefixes>".length;
+    }
+  }
+  const truncated = text(topLevel, "IsTruncated");
+  if (truncated !== "true" && truncated !== "false") return undefined;
+  const number = (name: string): number | undefined => {
+    const value = text(topLevel, name);
+    return value === undefined ? undefined : Number(value);
+  };
+  const output: ListObjectsV2Fields = {
+    IsTruncated: truncated === "true",
+    Name: text(topLevel, "Name"),
+    Prefix: text(topLevel, "Prefix"),
+    Delimiter: text(topLevel, "Delimiter"),
+    KeyCount: number("KeyCount"),
+    MaxKeys: number("MaxKeys"),
+    ContinuationToken: text(topLevel, "ContinuationToken"),
+    NextContinuationToken: text(topLevel, "NextContinuationToken"),
+    StartAfter: text(topLevel, "StartAfter"),
+  };
+  if (contents.length > 0) output.Contents = contents;
+  if (prefixes.length > 0) output.CommonPrefixes = prefixes;
+  for (const name of Object.keys(output) as (keyof ListObjectsV2Fields)[]) if (output[name] === undefined) delete output[name];
+  return output;
+}
+
+function nearest(a: number, b: number, end: number): number {
+  return Math.min(a < 0 ? end : a, b < 0 ? end : b, end);
+}
+
+/** The text of the first `<name>…</name>` (or "" for `<name/>`) in `xml`, entities decoded. */
+function text(xml: string, name: string): string | undefined {
+  const open = xml.indexOf(`<${name}>`);
+  if (open < 0) return xml.includes(`<${name}/>`) ? "" : undefined;
+  const start = open + name.length + 2;
+  const close = xml.indexOf(`</${name}>`, start);
+  if (close < 0) return undefined;
+  const raw = xml.slice(start, close);
+  return raw.includes("&") ? decodeEntities(raw) : raw;
+}
+
+const NAMED_ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+
+function decodeEntities(raw: string): string {
+  return raw.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|amp|lt|gt|quot|apos);/g, (_, entity: string) => {
+    if (entity[0] !== "#") return NAMED_ENTITIES[entity];
+    return String.fromCodePoint(entity[1] === "x" ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10));
+  });
+}
+
+async function collect(body: unknown): Promise<Buffer> {
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const chunks: Buffer[] = [];
+  // Copied chunk by chunk: a stream may hand out views of a buffer it reuses.
+  for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+function header(headers: Record<string, string | undefined>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}

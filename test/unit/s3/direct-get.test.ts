@@ -1,0 +1,88 @@
+import assert from "node:assert/strict";
+import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { HttpResponse, type HttpRequest } from "@smithy/core/protocols";
+import { Readable } from "node:stream";
+import { canGetDirectly, directGet, encodeKey, errorOf, learnBucketRoutes, routeOf } from "../../../src/s3/direct-get.js";
+
+const TRICKY_KEYS = ["plain.bin", "dir/sub dir/a b.txt", "ünïcødé/日本.bin", "a+b%20c&d=e?f#g", "!'()*~-_.", "x/../y", "trailing/"];
+
+/**
+ * A client whose request handler records every request and answers 200
+ * with a short body: it stands in for the network only; the SDK's request
+ * building and signing run for real.
+ */
+function recordingClient(endpoint: string, forcePathStyle: boolean): { client: S3Client; sent: HttpRequest[] } {
+  const sent: HttpRequest[] = [];
+  const client = new S3Client({
+    endpoint,
+    region: "eu-west-3",
+    forcePathStyle,
+    credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
+    maxAttempts: 1,
+    requestHandler: {
+      handle: async (request: HttpRequest) => {
+        sent.push(request);
+        return { response: new HttpResponse({ statusCode: 200, headers: { etag: '"e"', "content-length": "2" }, body: Readable.from([Buffer.from("ok")]) }) };
+      },
+    },
+  });
+  learnBucketRoutes(client);
+  return { client, sent };
+}
+
+describe("s3/direct-get: GETs without the SDK's middleware, once the SDK has shown the way", () => {
+  it("encodes keys in paths exactly as the SDK does (every tricky key teaches a route)", async () => {
+    for (const [endpoint, pathStyle, base] of [
+      ["http://127.0.0.1:7480", true, "/bucket/"],
+      ["https://s3.eu-west-3.amazonaws.com", false, "/"],
+    ] as const) {
+      const { client, sent } = recordingClient(endpoint, pathStyle);
+      for (const key of TRICKY_KEYS) {
+        await client.send(new GetObjectCommand({ Bucket: "bucket", Key: key }));
+        const request = sent.at(-1)!;
+        assert.equal(request.path, base + encodeKey(key), `${endpoint} ${key}`);
+        const route = routeOf(request, key);
+        assert.equal(route?.base, base);
+        assert.equal(route?.signingRegion, "eu-west-3");
+      }
+    }
+  });
+
+  it("learns a bucket's route from the SDK's first GET, then signs and sends the next GETs itself", async () => {
+    const { client, sent } = recordingClient("http://127.0.0.1:7480", true);
+    assert.equal(canGetDirectly(client, "bucket"), false);
+    await client.send(new GetObjectCommand({ Bucket: "bucket", Key: "first" }));
+    assert.equal(canGetDirectly(client, "bucket"), true);
+    assert.equal(canGetDirectly(client, "other"), false);
+    const response = await directGet(client, "bucket", "dir/a b+c.bin", { range: "bytes=0-1", "if-match": '"e"' });
+    assert.equal(response.statusCode, 200);
+    const direct = sent.at(-1)!;
+    const viaSdk = sent[0];
+    assert.equal(direct.path, "/bucket/dir/a%20b%2Bc.bin");
+    assert.equal(direct.hostname, viaSdk.hostname);
+    assert.equal(direct.port, viaSdk.port);
+    assert.equal(direct.headers.range, "bytes=0-1");
+    // Signed by the SDK's signer, with the same scope, covering the headers that matter.
+    assert.match(direct.headers.authorization, /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-3\/s3\/aws4_request, SignedHeaders=host;if-match;range;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
+    assert.equal(direct.headers.host, "127.0.0.1:7480");
+  });
+
+  it("learns nothing from a request whose path it would not reproduce, or that another signer signed", () => {
+    const signed = { protocol: "http:", hostname: "h", port: 80, headers: { authorization: "AWS4-HMAC-SHA256 Credential=A/20261122/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0" } };
+    assert.equal(routeOf({ ...signed, path: "/b/a%2Fb" }, "a/b"), undefined, "a key encoded differently");
+    assert.ok(routeOf({ ...signed, path: "/b/a/b" }, "a/b"));
+    assert.equal(routeOf({ ...signed, path: "/b/k", headers: { authorization: "AWS4-ECDSA-P256-SHA256 Credential=A/20261122/s3/aws4_request" } }, "k"), undefined, "SigV4a");
+    assert.equal(routeOf({ ...signed, path: "/b/k", headers: { ...signed.headers, "x-amz-s3session-token": "t" } }, "k"), undefined, "S3 Express");
+  });
+
+  it("turns an error answer into an SDK-shaped error (name, Code, HTTP status) and reads its body", async () => {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>`;
+    const err = (await errorOf({ statusCode: 412, headers: { "x-amz-request-id": "r" }, body: Readable.from([Buffer.from(xml)]) })) as Error & { Code?: string; $metadata: { httpStatusCode: number } };
+    assert.equal(err.name, "PreconditionFailed");
+    assert.equal(err.Code, "PreconditionFailed");
+    assert.equal(err.$metadata.httpStatusCode, 412);
+    const bare = (await errorOf({ statusCode: 503, headers: {}, body: Readable.from([]) })) as Error & { $fault: string };
+    assert.equal(bare.name, "Unknown");
+    assert.equal(bare.$fault, "server");
+  });
+});
