@@ -4,7 +4,7 @@
  * on the same answer, through the same SDK client (request building and
  * signing included; the network is a stand-in that returns the document).
  *
- *   node dist/bench/list-xml.js [--pages 50]
+ *   npm run bench:list-xml [-- --pages 50]
  */
 import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { HttpResponse } from "@smithy/core/protocols";
