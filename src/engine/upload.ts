@@ -16,7 +16,7 @@ import {
 import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
 import { isInterruption } from "./resume/interruption.js";
-import { findResumePoint, partMatches, type ResumePoint } from "./resume/upload-resume.js";
+import { findResumePoint, liveRecords, partMatches, type ResumePoint } from "./resume/upload-resume.js";
 import { findUploadRecords, forgetUpload, removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
 import { withRetries } from "./retry.js";
 import { repeatHedge } from "./hedge.js";
@@ -108,6 +108,16 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
 }
 
 /**
+ * Forgets the local records of uploads to `dest` that S3 no longer has: a
+ * file found finished on `--resume` may have been completed by a run killed
+ * before it could remove its record.
+ */
+export async function forgetFinishedUploads(ctx: TransferContext, endpoint: string, dest: ObjectRef): Promise<void> {
+  const records = await findUploadRecords(endpoint, dest);
+  if (records.length > 0) await liveRecords(ctx, dest, records);
+}
+
+/**
  * Resumability of one file upload: with --resume, where to continue from;
  * without, a word about earlier interrupted uploads of this destination.
  * Either way the record to keep while this upload runs.
@@ -131,10 +141,11 @@ async function resumableUpload(
     checksum: options.checksum,
   };
   if (!settings.resume) {
-    if (previous.length > 0) {
-      const latest = previous[0]!.record;
+    const live = previous.length > 0 ? await liveRecords(ctx, dest, previous) : previous;
+    if (live.length > 0) {
+      const latest = live[0]!.record;
       ctx.notify(
-        `${describe(dest)} has ${previous.length === 1 ? "an interrupted upload" : `${previous.length} interrupted uploads`} from s3x ` +
+        `${describe(dest)} has ${live.length === 1 ? "an interrupted upload" : `${live.length} interrupted uploads`} from s3x ` +
           `(upload ID ${latest.uploadId}, started ${latest.started}); this run starts a new one. ` +
           `Add --resume to continue it instead, or run: s3x rm --uploads ${describe(dest)}`,
       );

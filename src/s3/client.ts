@@ -64,7 +64,8 @@ export function connect(settings: S3Settings): S3Connection {
   readListingsDirectly(client);
   carrySignals(client);
   // Anonymous requests stay with the SDK (direct GETs are signed).
-  if (!settings.noSignRequest) learnBucketRoutes(client);
+  const payloadSigning = settings.payloadSigning ?? "auto";
+  if (!settings.noSignRequest) learnBucketRoutes(client, (protocol) => payloadSigning === "always" || (payloadSigning === "auto" && protocol !== "https:"));
   return {
     client,
     addressStats: () => pools.stats(),

@@ -1,20 +1,22 @@
 import type { S3Client, ServiceInputTypes, ServiceOutputTypes } from "@aws-sdk/client-s3";
 import type { FinalizeRequestMiddleware } from "@smithy/types";
 import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
+import { createHash } from "node:crypto";
 import { attachRouting, takeStartingRouting } from "../net/routing.js";
 
 /**
- * Ranged GETs without the SDK's middleware stack.
+ * Ranged GETs and small PUTs without the SDK's middleware stack.
  *
  * Through the SDK, one GetObject costs ~0.45 ms of CPU before and after the
  * network (command and endpoint resolution, schema serde, a dozen
  * middleware, header parsing into an output object) even with s3x's trims
  * (s3/client.ts); signing is ~0.05 ms of it. Thousands of small objects are
  * bound by that CPU on a couple of cores. So once the SDK has sent one
- * GetObject or HeadObject for a bucket, s3x knows where that bucket's keys
- * live (scheme, host, port, path before the key, signing region) and
- * builds the next GETs itself: the same headers, signed by the SDK's own
- * signer, sent through the same request handler (s3x's pools and fan-out).
+ * GetObject, HeadObject or PutObject for a bucket, s3x knows where that
+ * bucket's keys live (scheme, host, port, path before the key, signing
+ * region) and builds the next such requests itself: the same headers,
+ * signed by the SDK's own signer, sent through the same request handler
+ * (s3x's pools and fan-out).
  *
  * What is learned is checked: only a request whose path ends in the key as
  * this module encodes it teaches anything, so a key encoding or endpoint
@@ -46,7 +48,9 @@ interface SignerLike {
 type SignerProvider = (authScheme: { name: string; signingName: string; signingRegion: string }) => Promise<SignerLike>;
 
 const routes = new WeakMap<S3Client, Map<string, BucketRoute>>();
-const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand"]);
+const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand"]);
+/** Whether a client's uploads hash their payload into the signature, per scheme (s3/client.ts signPayloads). */
+const payloadPolicies = new WeakMap<S3Client, (protocol: string) => boolean>();
 /** SHA-256 of an empty payload: what the SDK signs for a GET. */
 const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
@@ -56,9 +60,10 @@ const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
  * each bucket's route (see above). Installed after signing, so the request
  * seen is the one sent.
  */
-export function learnBucketRoutes(client: S3Client): void {
+export function learnBucketRoutes(client: S3Client, signsPayload: (protocol: string) => boolean): void {
   const known = new Map<string, BucketRoute>();
   routes.set(client, known);
+  payloadPolicies.set(client, signsPayload);
   const learn: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next, context) => async (args) => {
     const input = args.input as { Bucket?: string; Key?: string };
     const request = args.request as HttpRequest | undefined;
@@ -93,8 +98,8 @@ export function routeOf(request: Pick<HttpRequest, "protocol" | "hostname" | "po
   };
 }
 
-/** Whether GETs in `bucket` can go direct (the SDK has shown the way). */
-export function canGetDirectly(client: S3Client, bucket: string): boolean {
+/** Whether requests for keys in `bucket` can go direct (the SDK has shown the way). */
+export function canSendDirectly(client: S3Client, bucket: string): boolean {
   return routes.get(client)?.has(bucket) ?? false;
 }
 
@@ -103,22 +108,39 @@ export function canGetDirectly(client: S3Client, bucket: string): boolean {
  * by the SDK's signer, through the client's request handler. Like `send`,
  * it takes the attempt's routing hints synchronously, before any await.
  */
-export async function directGet(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DirectResponse> {
+export function directGet(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DirectResponse> {
+  return directRequest(client, "GET", bucket, key, headers, undefined, signal);
+}
+
+/**
+ * Sends a PUT of `body` to `key` with the given headers (Content-Type,
+ * x-amz-meta-*, x-amz-storage-class, x-amz-checksum-*), its payload hashed
+ * into the signature or not as the client's --payload-signing says.
+ */
+export function directPut(client: S3Client, bucket: string, key: string, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<DirectResponse> {
+  return directRequest(client, "PUT", bucket, key, headers, body, signal);
+}
+
+async function directRequest(client: S3Client, method: "GET" | "PUT", bucket: string, key: string, headers: Record<string, string>, body: Buffer | undefined, signal?: AbortSignal): Promise<DirectResponse> {
   const routing = takeStartingRouting();
   const route = routes.get(client)?.get(bucket);
   if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
+  let payloadHash = EMPTY_SHA256;
+  if (body) payloadHash = (payloadPolicies.get(client)?.(route.protocol) ?? true) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
   const config = client.config as unknown as { signer: SignerProvider; requestHandler: { handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }> } };
   const request = new HttpRequest({
     protocol: route.protocol,
     hostname: route.hostname,
     port: route.port,
-    method: "GET",
+    method,
     path: route.base + encodeKey(key),
     headers: {
       host: route.port === undefined ? route.hostname : `${route.hostname}:${route.port}`,
-      "x-amz-content-sha256": EMPTY_SHA256,
+      "x-amz-content-sha256": payloadHash,
+      ...(body ? { "content-length": String(body.length) } : {}),
       ...headers,
     },
+    body,
   });
   const signer = await config.signer({ name: "sigv4", signingName: "s3", signingRegion: route.signingRegion });
   const signed = await signer.sign(request, { signingRegion: route.signingRegion, signingService: "s3" });

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand } from "@aws-sdk/client-s3";
 import { fileHash, randomFile, runS3x, type RunResult } from "../support/cli.js";
 import { freshBucket, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { startThrottleProxy, type ThrottleProxy } from "../support/throttle-proxy.js";
+import { saveUploadRecord } from "../../src/engine/resume/upload-journal.js";
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
@@ -220,5 +221,38 @@ describe("resume after kill -9 (integration, real radosgw)", function () {
     assert.match(fresh.stderr, /found an interrupted download of \S+ \(\d+ of 62914560 bytes in \S+\.r\.bin\.s3x-part\); starting over \(add --resume to continue it instead\)/);
     assert.equal(await fileHash(join(out, "r.bin")), await fileHash(src));
     assert.deepEqual(await readdir(out), ["r.bin"]);
+  });
+
+  it("a record whose upload S3 no longer has (completed just before a kill) is dropped, never reported, by a plain cp and by cp -r --resume", async () => {
+    const tree = join(dir, "stale-tree");
+    await mkdir(tree);
+    const src = join(tree, "a.bin");
+    await randomFile(src, 12 * MiB);
+    const dest = { bucket, key: "stale/a.bin" };
+    assert.equal((await runS3x(fast(["cp", src, `s3://${bucket}/stale/a.bin`, "--part-size", "5MiB"]), { env })).code, 0);
+    const info = await stat(src);
+    const writeStaleRecord = async () => {
+      const saved = process.env.S3X_STATE_DIR;
+      process.env.S3X_STATE_DIR = env.S3X_STATE_DIR;
+      try {
+        await saveUploadRecord({ version: 1, endpoint: proxy.endpoint, ...dest, uploadId: "2~completed-before-the-kill", source: { path: src, size: info.size, mtimeMs: info.mtimeMs }, partSize: 5 * MiB, started: new Date().toISOString() });
+      } finally {
+        if (saved === undefined) delete process.env.S3X_STATE_DIR;
+        else process.env.S3X_STATE_DIR = saved;
+      }
+    };
+    const records = () => readdir(join(dir, "state", "uploads")).catch(() => [] as string[]);
+    const before = (await records()).length;
+
+    await writeStaleRecord();
+    const plain = await runS3x(fast(["cp", src, `s3://${bucket}/stale/a.bin`, "--part-size", "5MiB"]), { env });
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.doesNotMatch(plain.stderr, /interrupted upload/);
+    assert.equal((await records()).length, before, "the stale record is gone");
+
+    await writeStaleRecord();
+    const resumed = await runS3x(fast(["cp", "-r", tree, `s3://${bucket}/stale/`, "--resume", "--part-size", "5MiB"]), { env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal((await records()).length, before, "a finished file's stale record is gone");
   });
 });

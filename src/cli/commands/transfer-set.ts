@@ -11,7 +11,7 @@ import { copyS3Object } from "../../engine/copy.js";
 import { downloadObject } from "../../engine/download.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
 import { LeftoverIndex } from "../../engine/sinks/leftover-index.js";
-import { uploadFile } from "../../engine/upload.js";
+import { forgetFinishedUploads, uploadFile } from "../../engine/upload.js";
 import { walkFiles, type LocalEntry } from "../../engine/walk.js";
 import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
@@ -88,6 +88,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       const key = prefix + entry.relativePath;
       const destination = `s3://${dest.bucket}/${key}`;
       if (skipFinished && !needsCopy(entry, remote?.get(entry.relativePath), "upload", rules)) {
+        if (args.resume && !args.dryrun) await forgetFinishedUploads(session.context, session.endpoint, { bucket: dest.bucket, key });
         batch.record({ action: "upload", source: entry.absolutePath, destination, size: entry.size, status: "skipped" });
         continue;
       }

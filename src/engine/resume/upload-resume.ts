@@ -71,6 +71,20 @@ export async function findResumePoint(
   return undefined;
 }
 
+/**
+ * The records whose uploads S3 still has; records of uploads that are gone
+ * (completed just before a kill -9 could remove the record, or aborted
+ * elsewhere) are removed, so they are never reported as interrupted.
+ */
+export async function liveRecords(ctx: TransferContext, dest: ObjectRef, records: StoredRecord[]): Promise<StoredRecord[]> {
+  const live: StoredRecord[] = [];
+  for (const stored of records) {
+    if (await storedParts(ctx, dest, stored.record.uploadId)) live.push(stored);
+    else await removeUploadRecord(stored.file);
+  }
+  return live;
+}
+
 function announce(ctx: TransferContext, dest: ObjectRef, uploadId: string, stored: Map<number, StoredPart>): void {
   let bytes = 0;
   for (const p of stored.values()) bytes += p.size;

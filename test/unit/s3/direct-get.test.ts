@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { HttpResponse, type HttpRequest } from "@smithy/core/protocols";
 import { Readable } from "node:stream";
-import { canGetDirectly, directGet, encodeKey, errorOf, learnBucketRoutes, routeOf } from "../../../src/s3/direct-get.js";
+import { canSendDirectly, directGet, directPut, encodeKey, errorOf, learnBucketRoutes, routeOf } from "../../../src/s3/direct-get.js";
+import { putObject } from "../../../src/s3/operations.js";
 
 const TRICKY_KEYS = ["plain.bin", "dir/sub dir/a b.txt", "ünïcødé/日本.bin", "a+b%20c&d=e?f#g", "!'()*~-_.", "x/../y", "trailing/"];
 
@@ -11,7 +12,7 @@ const TRICKY_KEYS = ["plain.bin", "dir/sub dir/a b.txt", "ünïcødé/日本.bin
  * with a short body: it stands in for the network only; the SDK's request
  * building and signing run for real.
  */
-function recordingClient(endpoint: string, forcePathStyle: boolean): { client: S3Client; sent: HttpRequest[] } {
+function recordingClient(endpoint: string, forcePathStyle: boolean, signsPayload = true): { client: S3Client; sent: HttpRequest[] } {
   const sent: HttpRequest[] = [];
   const client = new S3Client({
     endpoint,
@@ -26,7 +27,7 @@ function recordingClient(endpoint: string, forcePathStyle: boolean): { client: S
       },
     },
   });
-  learnBucketRoutes(client);
+  learnBucketRoutes(client, () => signsPayload);
   return { client, sent };
 }
 
@@ -50,10 +51,10 @@ describe("s3/direct-get: GETs without the SDK's middleware, once the SDK has sho
 
   it("learns a bucket's route from the SDK's first GET, then signs and sends the next GETs itself", async () => {
     const { client, sent } = recordingClient("http://127.0.0.1:7480", true);
-    assert.equal(canGetDirectly(client, "bucket"), false);
+    assert.equal(canSendDirectly(client, "bucket"), false);
     await client.send(new GetObjectCommand({ Bucket: "bucket", Key: "first" }));
-    assert.equal(canGetDirectly(client, "bucket"), true);
-    assert.equal(canGetDirectly(client, "other"), false);
+    assert.equal(canSendDirectly(client, "bucket"), true);
+    assert.equal(canSendDirectly(client, "other"), false);
     const response = await directGet(client, "bucket", "dir/a b+c.bin", { range: "bytes=0-1", "if-match": '"e"' });
     assert.equal(response.statusCode, 200);
     const direct = sent.at(-1)!;
@@ -65,6 +66,27 @@ describe("s3/direct-get: GETs without the SDK's middleware, once the SDK has sho
     // Signed by the SDK's signer, with the same scope, covering the headers that matter.
     assert.match(direct.headers.authorization, /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-3\/s3\/aws4_request, SignedHeaders=host;if-match;range;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
     assert.equal(direct.headers.host, "127.0.0.1:7480");
+  });
+
+  it("a direct PUT carries the headers the SDK writes for the same input, and a payload hash unless --payload-signing says otherwise", async () => {
+    const attrs = { contentType: "text/plain", storageClass: "STANDARD_IA", metadata: { mtime: "1700000000.000", MixedCase: "v" } };
+    const body = Buffer.from("hello");
+    const checksum = { algorithm: "CRC32C" as const, base64: "mnG7TA==" };
+    const { client, sent } = recordingClient("http://127.0.0.1:7480", true);
+    await client.send(new GetObjectCommand({ Bucket: "bucket", Key: "teach" }));
+    const viaSdk = recordingClient("http://127.0.0.1:7480", true);
+    await viaSdk.client.send(new PutObjectCommand({ Bucket: "bucket", Key: "k e y", Body: body, ContentLength: body.length, ContentType: attrs.contentType, StorageClass: "STANDARD_IA", Metadata: attrs.metadata, ChecksumCRC32C: checksum.base64 }));
+    assert.equal(await putObject(client, { bucket: "bucket", key: "k e y" }, body, attrs, { checksum }), '"e"');
+    const direct = sent.at(-1)!;
+    const sdk = viaSdk.sent[0];
+    const comparable = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).filter(([n]) => !/^(authorization|x-amz-date|amz-sdk-|x-amz-user-agent|user-agent)/.test(n)));
+    assert.deepEqual(comparable(direct.headers), comparable(sdk.headers));
+    assert.equal(direct.path, sdk.path);
+    assert.equal(direct.body, body);
+    const unsigned = recordingClient("http://127.0.0.1:7480", true, false);
+    await unsigned.client.send(new GetObjectCommand({ Bucket: "bucket", Key: "teach" }));
+    await directPut(unsigned.client, "bucket", "k", {}, body);
+    assert.equal(unsigned.sent.at(-1)!.headers["x-amz-content-sha256"], "UNSIGNED-PAYLOAD");
   });
 
   it("learns nothing from a request whose path it would not reproduce, or that another signer signed", () => {
