@@ -5,7 +5,7 @@ import { carrySignals, signalAwareHandler } from "./send.js";
 import { requestStoredChecksums } from "./checksum-mode.js";
 import { installContentMd5 } from "./content-md5.js";
 import { readListingsDirectly } from "./list-xml.js";
-import { learnBucketRoutes } from "./direct-get.js";
+import { learnBucketRoutes } from "./direct.js";
 import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */

@@ -15,7 +15,7 @@ import {
 import type { Readable } from "node:stream";
 import { ResponseBody } from "../net/response-body.js";
 import { send } from "./send.js";
-import { canSendDirectly, directGet, directPut, errorOf } from "./direct-get.js";
+import { canSendDirectly, directGet, directPut, errorOf } from "./direct.js";
 
 /** An object in a bucket. */
 export interface ObjectRef {
@@ -133,7 +133,7 @@ export interface RangeResult {
 /**
  * A ranged GET whose body is copied straight into the caller's buffer; once
  * the SDK has shown where the bucket's keys live, without the SDK's
- * per-request work (s3/direct-get.ts).
+ * per-request work (s3/direct.ts).
  */
 export async function getRange(client: S3Client, req: RangeRequest): Promise<RangeResult> {
   if (canSendDirectly(client, req.ref.bucket)) return getRangeDirectly(client, req);
@@ -213,7 +213,7 @@ async function copyStream(stream: Readable, target: Buffer, offset: number, onBy
 
 export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & { checksum?: ChecksumValue } = {}): Promise<string> {
   if (canSendDirectly(client, ref.bucket)) {
-    // The headers the SDK writes for this input (s3/direct-get.ts); the ETag is all s3x reads back.
+    // The headers the SDK writes for this input (s3/direct.ts); the ETag is all s3x reads back.
     const headers: Record<string, string> = {};
     if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
     if (attrs.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;

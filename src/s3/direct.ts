@@ -20,7 +20,7 @@ import { attachRouting, takeStartingRouting } from "../net/routing.js";
  *
  * What is learned is checked: only a request whose path ends in the key as
  * this module encodes it teaches anything, so a key encoding or endpoint
- * shape this module does not reproduce leaves every GET with the SDK.
+ * shape this module does not reproduce leaves every request with the SDK.
  * Anonymous clients, S3 Express sessions and SigV4a stay with the SDK too.
  */
 
@@ -34,7 +34,7 @@ interface BucketRoute {
   signingRegion: string;
 }
 
-/** The response of a direct GET: status, lower-case headers, the body stream. */
+/** The response of a direct request: status, lower-case headers, the body stream. */
 export interface DirectResponse {
   statusCode: number;
   headers: Record<string, string>;
@@ -56,7 +56,7 @@ const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
 
 /**
- * Watches the SDK's signed GetObject and HeadObject requests and remembers
+ * Watches the SDK's signed GetObject, HeadObject and PutObject requests and remembers
  * each bucket's route (see above). Installed after signing, so the request
  * seen is the one sent.
  */
