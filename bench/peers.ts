@@ -28,7 +28,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
@@ -984,6 +984,7 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
         const cell = row.get(v.id)!;
         if (cell.error) continue;
         await w.before?.(v, run);
+        if (w.amount === bigSize) warmFreeMemory(join(work, "warm.bin"), bigSize);
         const r = timed(w.command(v, run), v.env, server, join(work, "time.txt"));
         let verdict = "ok";
         if (r.error) {
@@ -1052,7 +1053,10 @@ function render(
     `Method: ${quick ? "**quick mode** (small sizes, for development only), " : ""}median of ${runs} run${runs === 1 ? "" : "s"} per cell, tools interleaved within each workload ` +
       "(A B C A B C …); every run checked (column *checked*), a failed or wrong run fails its cell. Wall seconds include each tool's start-up. " +
       "Client CPU-s = user + system of the tool's process tree, peak RSS of its largest process (GNU time); server CPU-s = ceph-mon + ceph-osd + radosgw " +
-      "(/proc/PID/stat). Ratio = s3x wall / best peer wall: below 1.00 s3x is faster.",
+      "(/proc/PID/stat). Ratio = s3x wall / best peer wall: below 1.00 s3x is faster. " +
+      `Before every timed run of a ${sizeText(bigSize)} workload the benchmark writes and deletes a scratch file of that size, so every tool ` +
+      "starts with the same warm free memory (this VM returns memory freed for a few seconds to its host, and touching it again costs " +
+      "~8 µs of system time per 4 KiB page: up to ~2.5 CPU-s per GiB written, depending on the pause before the run).",
   );
   p();
   p(
@@ -1156,3 +1160,23 @@ runBench((server, dir) => main(server, dir, notInstalled, crtPort), {
   memstoreBytes: Math.max(10 * GiB, bigSize * 10),
   log: (l) => log(`[radosgw] ${l}`),
 });
+
+/**
+ * Write and delete a scratch file as large as the big object, right before a
+ * timed run. This VM hands memory freed for a few seconds back to its host;
+ * touching such a page again costs ~8 µs of system time (1 GiB written into
+ * the page cache: 0.23 s of system CPU right after a delete, 2.1–2.9 s after a
+ * 6 s pause). Without this step a tool's CPU figure depends on how long ago
+ * the previous tool's file was deleted; with it every tool starts with the
+ * same warm free memory, as on a machine without a balloon.
+ */
+function warmFreeMemory(path: string, bytes: number): void {
+  const chunk = Buffer.alloc(8 * 1024 * 1024, 1);
+  const fd = openSync(path, "w");
+  try {
+    for (let at = 0; at < bytes; at += chunk.length) writeSync(fd, chunk, 0, Math.min(chunk.length, bytes - at));
+  } finally {
+    closeSync(fd);
+  }
+  rmSync(path);
+}
