@@ -1,6 +1,6 @@
 /**
  * What a failed request says about the address it went to, shared by the
- * undici path (http-handler) and s3x's own ranged-GET path (raw-get), so
+ * undici path (http-handler) and s3x's own HTTP path for object bodies (raw-http), so
  * both feed the same health accounting.
  */
 
@@ -34,7 +34,7 @@ export function describeCode(code: string): string {
     case "UND_ERR_HEADERS_TIMEOUT":
       return "no answer before the first-byte timeout";
     case "UND_ERR_BODY_TIMEOUT":
-      return "response stalled";
+      return "transfer stalled";
     default:
       return code;
   }

@@ -8,14 +8,8 @@ import { noteSocketBytes } from "./garbage.js";
 import { routingOf, type AttemptRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
-import { RAW_METHODS, RawPools, rawRequest, type RawTimeouts } from "./raw-get.js";
+import { RAW_METHODS, RawPools, rawRequest, UPLOAD_SLICE_BYTES, type RawTimeouts } from "./raw-http.js";
 
-/**
- * Large request bodies are handed to undici in slices of this size, pulled
- * as the socket drains: that is how s3x sees an upload's progress (for
- * per-address rates and straggler detection) without touching the socket.
- */
-const UPLOAD_SLICE_BYTES = 512 * 1024;
 
 /**
  * The AWS SDK's request handler, built on undici: every request the SDK makes
@@ -26,7 +20,7 @@ const UPLOAD_SLICE_BYTES = 512 * 1024;
 export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
   readonly metadata = { handlerProtocol: "http/1.1" };
 
-  /** Keep-alive connections of the ranged-GET fast path (net/raw-get), beside the undici pools. */
+  /** Keep-alive connections of the object-body fast path (net/raw-http), beside the undici pools. */
   private readonly raw: RawPools | undefined;
 
   constructor(
@@ -54,14 +48,13 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
-    // Over plain HTTP, requests without a large body take s3x's own
-    // connections (net/raw-get): object bodies are read straight into the
-    // part buffer, and each request costs less CPU than through undici.
-    // TLS sockets cannot offer that, and large uploads keep undici's
-    // sliced sending (per-address upload rates, stall detection).
+    // Over plain HTTP, GETs, HEADs and PUTs take s3x's own connections
+    // (net/raw-http): object bodies are read straight into the part buffer,
+    // and each request costs less CPU than through undici. TLS sockets
+    // cannot offer that.
     if (this.raw && protocol === "http:" && RAW_METHODS.has(request.method)) {
       const body = rawBody(request.body);
-      if (body !== null && (body?.byteLength ?? 0) < UPLOAD_SLICE_BYTES * 2) {
+      if (body !== null) {
         const expected = Math.max(body?.byteLength ?? 0, rangeLength(headers));
         const response = await rawRequest(this.raw, address, host, port, request.method, path, headers, body, expected, options?.abortSignal as AbortSignal | undefined, routing);
         return { response };

@@ -65,7 +65,7 @@ const EXPLANATIONS: Record<string, string> = {
   ENOTFOUND: "the endpoint's host name does not resolve",
   UND_ERR_CONNECT_TIMEOUT: "connect timed out",
   UND_ERR_HEADERS_TIMEOUT: "no response before the first-byte timeout",
-  UND_ERR_BODY_TIMEOUT: "the response stalled (no data before the stall timeout)",
+  UND_ERR_BODY_TIMEOUT: "the transfer stalled (no bytes moved before the stall timeout)",
 };
 
 const STATUS_CODES: Record<number, string> = { 403: "AccessDenied", 404: "NotFound", 412: "PreconditionFailed", 416: "InvalidRange", 503: "SlowDown" };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AddressResolver } from "../../../src/net/resolver.js";
 import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
-import { RawPools, rawRequest } from "../../../src/net/raw-get.js";
+import { RawPools, rawRequest } from "../../../src/net/raw-http.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
 
 /**
@@ -36,7 +36,52 @@ async function serve(respond: Responder): Promise<{ server: Server; port: number
 
 const payload = Buffer.from("0123456789abcdefghijklmnopqrstuvwxyz".repeat(1000), "latin1");
 
-describe("net/raw-get: s3x's own HTTP/1.1 path for ranged GETs", () => {
+/**
+ * A server that reads request bodies by their Content-Length and hands each
+ * whole request to `respond`; `onHead` may answer early (before the body).
+ */
+async function serveBodies(
+  respond: (body: Buffer, socket: Socket) => void,
+  onHead: (head: string, socket: Socket) => boolean = () => false,
+): Promise<{ server: Server; port: number; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    let pending = Buffer.alloc(0);
+    let want = -1;
+    let answered = false;
+    socket.on("data", (data) => {
+      pending = Buffer.concat([pending, data]);
+      for (;;) {
+        if (want < 0) {
+          const end = pending.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const head = pending.toString("latin1", 0, end);
+          want = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+          pending = pending.subarray(end + 4);
+          answered = onHead(head, socket);
+        }
+        if (pending.length < want) return;
+        const body = pending.subarray(0, want);
+        pending = pending.subarray(want);
+        want = -1;
+        if (!answered) respond(body, socket);
+      }
+    });
+    socket.on("error", () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
+}
+
+/** Bytes no two slices share, so a slice sent twice or out of order shows. */
+function patterned(size: number): Buffer {
+  const bytes = Buffer.alloc(size);
+  for (let i = 0; i < size; i += 4) bytes.writeUInt32LE(i, i);
+  return bytes;
+}
+
+describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
   let server: Server | undefined;
   let host: HostPools;
   let pools: RawPools;
@@ -152,6 +197,75 @@ describe("net/raw-get: s3x's own HTTP/1.1 path for ranged GETs", () => {
     assert.deepEqual(seen, ["PUT /b/k HTTP/1.1", "helloHEAD /b/k HTTP/1.1"]);
     assert.equal(s.connections(), 1);
     assert.equal(host.stats()[0].bytesOut, 5);
+  });
+
+  it("sends a large PUT body slice by slice, counting each slice as it goes out, on a kept-alive connection", async () => {
+    const body = patterned(3 * 1024 * 1024 + 4);
+    const received: Buffer[] = [];
+    const s = await serveBodies((got, socket) => {
+      received.push(Buffer.from(got));
+      socket.write('HTTP/1.1 200 OK\r\nETag: "big"\r\nContent-Length: 0\r\n\r\n');
+    });
+    server = s.server;
+    for (let i = 0; i < 2; i++) {
+      const put = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k?partNumber=1", { host: "s3.test" }, body, body.length, undefined);
+      assert.equal(put.statusCode, 200);
+      assert.equal(put.headers.etag, '"big"');
+    }
+    assert.equal(received.length, 2);
+    for (const got of received) assert.ok(got.equals(body), "every byte arrives, in order");
+    assert.equal(s.connections(), 1, "the connection is reused once the body is all sent");
+    const stats = host.stats()[0];
+    assert.equal(stats.bytesOut, 2 * body.length);
+    assert.equal(stats.errors, 0);
+    assert.equal(stats.inFlight, 0);
+  });
+
+  it("takes an early answer to a large PUT (an error before the body is all sent) and does not reuse that connection", async () => {
+    const xml = "<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>no</Message></Error>";
+    const s = await serveBodies(
+      (_got, socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'),
+      (head, socket) => {
+        if (!head.startsWith("PUT /b/denied")) return false;
+        socket.write(`HTTP/1.1 403 Forbidden\r\nContent-Length: ${xml.length}\r\n\r\n${xml}`);
+        return true;
+      },
+    );
+    server = s.server;
+    const body = patterned(8 * 1024 * 1024);
+    const denied = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/denied", { host: "s3.test" }, body, body.length, undefined);
+    assert.equal(denied.statusCode, 403);
+    const chunks: Buffer[] = [];
+    for await (const chunk of denied.body as AsyncIterable<Buffer>) chunks.push(chunk);
+    assert.equal(Buffer.concat(chunks).toString(), xml);
+    const next = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k", { host: "s3.test" }, Buffer.from("small"), 5, undefined);
+    assert.equal(next.statusCode, 200);
+    assert.equal(s.connections(), 2, "the half-sent connection was not handed to the next request");
+    assert.equal(host.stats()[0].inFlight, 0);
+  });
+
+  it("fails a large PUT whose server stops reading the body after the stall timeout, naming the address", async () => {
+    pools = new RawPools({ ...DEFAULT_NET_OPTIONS, firstByteTimeoutMs: 60_000, stallTimeoutMs: 300 });
+    let stalled: Socket | undefined;
+    const s = await serveBodies(() => undefined, (_head, socket) => {
+      socket.pause(); // takes nothing more: the kernel's buffers fill, then the writes stall
+      stalled = socket;
+      return true;
+    });
+    server = s.server;
+    // Larger than loopback socket buffers can hold.
+    const body = Buffer.alloc(64 * 1024 * 1024);
+    const started = Date.now();
+    await assert.rejects(rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k", { host: "s3.test" }, body, body.length, undefined), (err: Error & { code?: string; address?: string }) => {
+      assert.equal(err.code, "UND_ERR_BODY_TIMEOUT");
+      assert.match(err.message, /request body stalled/);
+      assert.equal(err.address, "127.0.0.1");
+      return true;
+    });
+    assert.ok(Date.now() - started < 10_000, "the stall timeout, not the first-byte timeout, ended it");
+    assert.equal(host.stats()[0].state, "bad");
+    assert.ok(host.stats()[0].bytesOut < body.length, "only what the kernel took is counted");
+    stalled?.destroy(); // a paused socket never sees the client's close, and would keep the server open
   });
 
   it("fails a body cut short with a network error the retry policy knows, naming the address", async () => {
