@@ -74,6 +74,7 @@ export function s3Settings(args: CommonArgs, concurrency: number, debug?: (line:
     pinned: pinnedOf(args),
     dnsServers: dnsServersOf(args),
     debug,
+    ownHttp: httpClientOf() === "own",
   };
   return {
     endpointUrl,
@@ -84,6 +85,17 @@ export function s3Settings(args: CommonArgs, concurrency: number, debug?: (line:
     payloadSigning: payloadSigningOf(args),
     net,
   };
+}
+
+/**
+ * $S3X_HTTP_CLIENT: "own" (default) sends plain-HTTP requests over s3x's own
+ * HTTP/1.1 connections; "undici" sends every request through undici, as over
+ * TLS — a fallback should an S3-compatible server disagree with the former.
+ */
+function httpClientOf(): "own" | "undici" {
+  const given = process.env.S3X_HTTP_CLIENT ?? "own";
+  if (given !== "own" && given !== "undici") throw new UsageError(`S3X_HTTP_CLIENT must be own or undici, got "${given}"`);
+  return given;
 }
 
 const PAYLOAD_SIGNING_MODES: readonly PayloadSigning[] = ["auto", "always", "never"];

@@ -48,10 +48,11 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
-    // Over plain HTTP, GETs, HEADs and PUTs take s3x's own connections
+    // Over plain HTTP, every request takes s3x's own connections
     // (net/raw-http): object bodies are read straight into the part buffer,
-    // and each request costs less CPU than through undici. TLS sockets
-    // cannot offer that.
+    // each request costs less CPU than through undici, and a run that never
+    // opens an undici connection never compiles its WebAssembly HTTP parser
+    // (~0.1 CPU-s). TLS sockets cannot offer that.
     if (this.raw && protocol === "http:" && RAW_METHODS.has(request.method)) {
       const body = rawBody(request.body);
       if (body !== null) {

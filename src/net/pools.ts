@@ -23,6 +23,11 @@ export interface NetOptions {
   stragglers?: StragglerOptions;
   /** Receives one line per notable event (address marked bad, retired, added) for --debug. */
   debug?: (line: string) => void;
+  /**
+   * Plain-HTTP requests go over s3x's own connections (net/raw-http) unless
+   * this is false; then every request goes through undici, as over TLS.
+   */
+  ownHttp?: boolean;
 }
 
 export const DEFAULT_NET_OPTIONS: NetOptions = {

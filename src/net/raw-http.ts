@@ -561,11 +561,19 @@ class Exchange implements BodySource {
   readonly onAbort = (): void => this.abort(abortReason(this.signal));
 }
 
-/** Methods the raw path may send again on a fresh connection after a stale keep-alive one failed: idempotent ones only. */
-export const RAW_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT"]);
+/** Methods the raw path sends: every one S3 uses. */
+export const RAW_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "POST", "DELETE"]);
 
 /**
- * Sends a request (already signed; GET, HEAD or PUT) to
+ * Methods the raw path may send again on a fresh connection after a stale
+ * keep-alive one failed before any answer: idempotent ones only. A POST
+ * (CreateMultipartUpload) might have reached the server; its retry is the
+ * engine's decision, as it is on undici's path.
+ */
+const RESENDABLE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "DELETE"]);
+
+/**
+ * Sends a request (already signed) to
  * `address` on a raw keep-alive connection and resolves when the response
  * headers are in; the body then flows into a ResponseBody whose `readInto`
  * lets the socket fill the part buffer.
@@ -598,8 +606,8 @@ export function rawRequest(
     // A large body is counted slice by slice as it goes out (RawConnection.sendSlice).
     if (sending < UPLOAD_SLICE_BYTES * 2) address.noteBytesOut(sending);
     let head = `${method} ${path} HTTP/1.1\r\n`;
-    // A PUT always states its length, even an empty one (UploadPartCopy): servers answer 411 otherwise.
-    if ((sending > 0 || method === "PUT") && !hasContentLength(headers)) head += `content-length: ${sending}\r\n`;
+    // A PUT or POST always states its length, even an empty one (UploadPartCopy, CreateMultipartUpload): servers answer 411 otherwise.
+    if ((sending > 0 || method === "PUT" || method === "POST") && !hasContentLength(headers)) head += `content-length: ${sending}\r\n`;
     for (const name in headers) {
       const value = headers[name];
       if (/[\r\n]/.test(value)) {
@@ -617,7 +625,7 @@ export function rawRequest(
       const { conn, reused } = pools.take(address, port, resent);
       exchange.conn = conn;
       conn.start(exchange, head, body);
-      canResend = reused;
+      canResend = reused && RESENDABLE_METHODS.has(method);
     };
     let canResend = false;
     const tracked = host.stragglers.track(address, expectedBytes, (err) => exchange.abort(err));

@@ -34,7 +34,7 @@ export interface S3Connection {
 export function connect(settings: S3Settings): S3Connection {
   const pools = new PoolManager(settings.net);
   const config: S3ClientConfig = {
-    requestHandler: signalAwareHandler(new UndiciRequestHandler(pools, settings.net)),
+    requestHandler: signalAwareHandler(new UndiciRequestHandler(pools, settings.net.ownHttp === false ? undefined : settings.net)),
     // Reuse the resolved middleware stack per command (see s3/send.ts).
     cacheMiddleware: true,
     // s3x retries per part with its own policy (engine/retry); SDK retries

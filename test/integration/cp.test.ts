@@ -45,8 +45,21 @@ describe("s3x cp (integration, real radosgw)", function () {
     ["100 MiB in 5 MiB parts", 100 * MiB + 777],
   ];
 
-  for (const [label, size] of sizes) {
-    it(`round-trips ${label} through every direction`, async function () {
+  // Over plain HTTP s3x sends requests on its own connections (net/raw-http);
+  // over TLS, as to AWS, through undici. S3X_HTTP_CLIENT=undici puts every
+  // request of a plain-HTTP run on undici, so both clients are tested here.
+  const clients: [string, NodeJS.ProcessEnv][] = [
+    ["", {}],
+    [" (every request through undici, the TLS path's client)", { S3X_HTTP_CLIENT: "undici" }],
+  ];
+  const cases = [
+    ...sizes.map(([label, size]) => ({ label, size, client: clients[0] })),
+    { label: "3 parts", size: 12 * MiB + 5, client: clients[1] },
+  ];
+  for (const { label, size, client } of cases) {
+    it(`round-trips ${label} through every direction${client[0]}`, async function () {
+      const cp = (args: string[], extra: Partial<Parameters<typeof runS3x>[1]> = {}) =>
+        runS3x(["cp", ...args, "--endpoint-url", s3.endpoint], { env: { ...s3.env, ...client[1] }, ...extra });
       const src = join(dir, `src-${size}.bin`);
       const hash = await randomFile(src, size);
       const key = `rt/${size}.bin`;
@@ -86,8 +99,22 @@ describe("s3x cp (integration, real radosgw)", function () {
         assert.equal(await objectHash(s3, bucket, `${key}.partcopy`), hash);
       }
       assert.equal(await openUploads(s3, bucket), 0);
+      // DELETE and POST (DeleteObjects) too.
+      const removed = await runS3x(["rm", `s3://${bucket}/${key}.copy`, "--endpoint-url", s3.endpoint], { env: { ...s3.env, ...client[1] } });
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.equal(await objectExists(s3, bucket, `${key}.copy`), false);
+      const removedAll = await runS3x(["rm", "--recursive", `s3://${bucket}/rt/`, "--endpoint-url", s3.endpoint], { env: { ...s3.env, ...client[1] } });
+      assert.equal(removedAll.code, 0, removedAll.stderr);
+      assert.equal(await objectExists(s3, bucket, key), false);
+      assert.equal(await objectExists(s3, bucket, `${key}.stdin`), false);
     });
   }
+
+  it("refuses an unknown S3X_HTTP_CLIENT with a one-line usage error", async () => {
+    const res = await runS3x(["ls", `s3://${bucket}/`, "--endpoint-url", s3.endpoint], { env: { ...s3.env, S3X_HTTP_CLIENT: "curl" } });
+    assert.equal(res.code, 2);
+    assert.match(res.stderr.trim(), /^s3x: .*S3X_HTTP_CLIENT must be own or undici, got "curl"$/);
+  });
 
   it("uploads a multipart object with parts sent concurrently and reports them in --json", async () => {
     const src = join(dir, "mp.bin");

@@ -175,6 +175,49 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     assert.equal(host.stats()[0].errors, 0);
   });
 
+  it("sends a DELETE again on a fresh connection when the kept-alive one dies under it, but never a POST", async () => {
+    // Each connection answers its first request and drops the second unanswered
+    // (a server closing an idle connection just as the request arrives).
+    const served = new WeakMap<Socket, number>();
+    const s = await serve((_req, socket) => {
+      const n = (served.get(socket) ?? 0) + 1;
+      served.set(socket, n);
+      if (n === 1) socket.write("HTTP/1.1 204 No Content\r\n\r\n");
+      else socket.destroy();
+    });
+    server = s.server;
+    const send = (method: string) => rawRequest(pools, host.addresses[0], host, s.port, method, "/b/k", { host: "s3.test" }, undefined, 0, undefined);
+    assert.equal((await send("DELETE")).statusCode, 204);
+    assert.equal((await send("DELETE")).statusCode, 204, "resent on a fresh connection");
+    assert.equal(s.connections(), 2);
+    // The fresh connection served one request: the next one finds it dying.
+    await assert.rejects(send("POST"), (err: Error & { code?: string }) => ["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"].includes(err.code ?? ""));
+    assert.equal(s.connections(), 2, "a POST that may have reached the server is not sent again here");
+  });
+
+  it("sends POST bodies (CompleteMultipartUpload) and reads a chunked XML answer whole", async () => {
+    const seen: string[] = [];
+    const xml = '<?xml version="1.0"?><CompleteMultipartUploadResult><ETag>"abc-3"</ETag></CompleteMultipartUploadResult>';
+    const s = await serveBodies((body, socket) => {
+      seen.push(body.toString());
+      // radosgw sends whitespace while it assembles the parts, hence chunked.
+      socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      socket.write(`1\r\n \r\n${xml.length.toString(16)}\r\n${xml}\r\n0\r\n\r\n`);
+    });
+    server = s.server;
+    const request = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber></Part></CompleteMultipartUpload>";
+    const response = await rawRequest(pools, host.addresses[0], host, s.port, "POST", "/b/k?uploadId=u", { host: "s3.test" }, Buffer.from(request), request.length, undefined);
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.body as AsyncIterable<Buffer>) chunks.push(chunk);
+    assert.equal(Buffer.concat(chunks).toString(), ` ${xml}`);
+    // An empty POST (CreateMultipartUpload) states its length too.
+    await rawRequest(pools, host.addresses[0], host, s.port, "POST", "/b/k?uploads", { host: "s3.test" }, undefined, 0, undefined).then(async (r) => {
+      for await (const _ of r.body as AsyncIterable<Buffer>);
+    });
+    assert.deepEqual(seen, [request, ""]);
+    assert.equal(s.connections(), 1);
+  });
+
   it("sends PUT bodies with their length, and reads HEAD answers without a body", async () => {
     const seen: string[] = [];
     const s = await serve((req, socket, index) => {
