@@ -7,8 +7,9 @@ import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import type { AttemptRouting } from "./routing.js";
 
 /**
- * s3x's own HTTP/1.1 client for object bodies over plain HTTP: ranged GETs
- * and part uploads.
+ * s3x's own HTTP/1.1 client for every request over plain HTTP: ranged GETs
+ * and part uploads above all, and the rest (HEAD, POST, DELETE) so that such
+ * a run never needs undici (over TLS, undici carries everything).
  *
  * Why: with undici every socket read is a fresh Buffer that is parsed,
  * handed through its dispatcher and then copied into the part buffer; on
@@ -22,8 +23,8 @@ import type { AttemptRouting } from "./routing.js";
  * Uploads take this path too: the part buffer is written to the socket in
  * slices, one after the other as the kernel takes them, so each completed
  * write is the upload's progress (per-address rates, straggler watch) and
- * keeps the socket's timer alive; that costs ~0.1–0.4 client CPU-s per GiB
- * less than undici's iterable bodies, and far less variance.
+ * keeps the socket's timer alive; that costs ~0.1 client CPU-s per GiB less
+ * than undici's iterable bodies, with far less variance.
  *
  * The request itself is the one the AWS SDK built and signed; only the
  * bytes' way differs. Connections are kept alive per front-end address,

@@ -6,7 +6,7 @@ import { RawPools, rawRequest } from "../../../src/net/raw-http.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
 
 /**
- * The ranged-GET fast path against a real TCP server on loopback that
+ * s3x's own HTTP/1.1 client against a real TCP server on loopback that
  * answers with hand-written HTTP/1.1: the framings and failures radosgw
  * rarely produces on demand (chunked bodies, close-delimited bodies,
  * 100 Continue, a kept-alive connection the server closed meanwhile).
