@@ -5,7 +5,7 @@
  * --resolve to the first 1, 2, 4 and 8 of them. Prints upload and download
  * throughput and the client's CPU-seconds per GiB, bytes verified by hash.
  *
- *   npm run bench:fanout                 # 256 MiB object, 1 run each
+ *   npm run bench:fanout                 # 400 MiB object (the size of the lab tests), 1 run each
  *   npm run bench:fanout -- --size 512 --runs 3
  *
  * Needs root, util-linux, iproute2 and nftables, like the lab tests.
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     process.stderr.write(`bench:fanout: ${unavailable}\n`);
     process.exit(2);
   }
-  const size = option("size", 256) * MiB;
+  const size = option("size", 400) * MiB;
   const runs = option("runs", 1);
   const dir = await mkdtemp(join(tmpdir(), "s3x-bench-fanout-"));
   const lab = await startNetlab({ hostName: HOST, addresses: ADDRESSES, mbitPerAddress: MB_PER_ADDRESS * 8 });
