@@ -8,8 +8,7 @@ import { noteSocketBytes } from "./garbage.js";
 import { routingOf, type AttemptRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
-import { RAW_METHODS, RawPools, rawRequest, UPLOAD_SLICE_BYTES, type RawTimeouts } from "./raw-http.js";
-
+import { RAW_METHODS, RawPools, rawRequest, sentInSlices, UPLOAD_SLICE_BYTES, type RawTimeouts } from "./raw-http.js";
 
 /**
  * The AWS SDK's request handler, built on undici: every request the SDK makes
@@ -165,7 +164,7 @@ function dispatch(
     // The retry loop follows a large request's progress to decide on a hedged duplicate (engine/hedge.ts).
     if (routing) routing.tracked = tracked;
     let payload: unknown = body ?? null;
-    if (body instanceof Uint8Array && sending >= UPLOAD_SLICE_BYTES * 2) {
+    if (body instanceof Uint8Array && sentInSlices(sending)) {
       payload = slices(body, (n) => {
         address.noteBytesOut(n);
         tracked?.progress(n);

@@ -36,11 +36,16 @@ import type { AttemptRouting } from "./routing.js";
 
 /** Header reads (and chunked or error bodies) go through this much scratch space per connection. */
 const SCRATCH_BYTES = 64 * 1024;
-/**
- * Request bodies of at least two slices are written a slice at a time; smaller
- * ones go out with the head in one writev.
- */
+/** Large request bodies go out in slices of this size (here and on undici's path). */
 export const UPLOAD_SLICE_BYTES = 512 * 1024;
+
+/**
+ * Whether a request body is sent (and counted) slice by slice: bodies of at
+ * least two slices; smaller ones go out with the head in one write.
+ */
+export function sentInSlices(bytes: number): boolean {
+  return bytes >= UPLOAD_SLICE_BYTES * 2;
+}
 /** An idle keep-alive connection is closed after this long (undici's keepAliveTimeout here too). */
 const IDLE_TIMEOUT_MS = 30_000;
 const CRLFCRLF = Buffer.from("\r\n\r\n", "latin1");
@@ -165,7 +170,7 @@ export class RawConnection {
       this.socket.write(head, "latin1");
       return;
     }
-    if (body.byteLength < UPLOAD_SLICE_BYTES * 2) {
+    if (!sentInSlices(body.byteLength)) {
       // Head and body in one writev.
       this.socket.cork();
       this.socket.write(head, "latin1");
@@ -605,7 +610,7 @@ export function rawRequest(
     address.counters.requests++;
     const sending = body?.byteLength ?? 0;
     // A large body is counted slice by slice as it goes out (RawConnection.sendSlice).
-    if (sending < UPLOAD_SLICE_BYTES * 2) address.noteBytesOut(sending);
+    if (!sentInSlices(sending)) address.noteBytesOut(sending);
     let head = `${method} ${path} HTTP/1.1\r\n`;
     // A PUT or POST always states its length, even an empty one (UploadPartCopy, CreateMultipartUpload): servers answer 411 otherwise.
     if ((sending > 0 || method === "PUT" || method === "POST") && !hasContentLength(headers)) head += `content-length: ${sending}\r\n`;
