@@ -58,8 +58,9 @@ describe("s3x cp (integration, real radosgw)", function () {
   ];
   for (const { label, size, client } of cases) {
     it(`round-trips ${label} through every direction${client[0]}`, async function () {
-      const cp = (args: string[], extra: Partial<Parameters<typeof runS3x>[1]> = {}) =>
-        runS3x(["cp", ...args, "--endpoint-url", s3.endpoint], { env: { ...s3.env, ...client[1] }, ...extra });
+      const s3x = (args: string[], extra: Partial<Parameters<typeof runS3x>[1]> = {}) =>
+        runS3x([...args, "--endpoint-url", s3.endpoint], { env: { ...s3.env, ...client[1] }, ...extra });
+      const cp = (args: string[], extra: Partial<Parameters<typeof runS3x>[1]> = {}) => s3x(["cp", ...args], extra);
       const src = join(dir, `src-${size}.bin`);
       const hash = await randomFile(src, size);
       const key = `rt/${size}.bin`;
@@ -100,10 +101,10 @@ describe("s3x cp (integration, real radosgw)", function () {
       }
       assert.equal(await openUploads(s3, bucket), 0);
       // DELETE and POST (DeleteObjects) too.
-      const removed = await runS3x(["rm", `s3://${bucket}/${key}.copy`, "--endpoint-url", s3.endpoint], { env: { ...s3.env, ...client[1] } });
+      const removed = await s3x(["rm", `s3://${bucket}/${key}.copy`]);
       assert.equal(removed.code, 0, removed.stderr);
       assert.equal(await objectExists(s3, bucket, `${key}.copy`), false);
-      const removedAll = await runS3x(["rm", "--recursive", `s3://${bucket}/rt/`, "--endpoint-url", s3.endpoint], { env: { ...s3.env, ...client[1] } });
+      const removedAll = await s3x(["rm", "--recursive", `s3://${bucket}/rt/`]);
       assert.equal(removedAll.code, 0, removedAll.stderr);
       assert.equal(await objectExists(s3, bucket, key), false);
       assert.equal(await objectExists(s3, bucket, `${key}.stdin`), false);
