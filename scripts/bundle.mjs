@@ -23,6 +23,11 @@ await build({
   target: "node20",
   logLevel: "warning",
   outfile,
+  // Less text to read, hash and keep in memory at every start; names stay
+  // as written, so stack traces still name functions.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: "none",
   // A native addon (CRC32C): loaded from node_modules at run time, never bundled.
   external: ["@node-rs/crc32"],
   // Some dependencies (yargs-parser) ask import.meta.url for a createRequire base.

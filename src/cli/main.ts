@@ -6,6 +6,7 @@ import { lsBuilder, runLs, type LsArgs } from "./commands/ls.js";
 import { rmBuilder, runRm, type RmArgs } from "./commands/rm.js";
 import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
+import { packageVersion } from "./version.js";
 
 /**
  * Entry point: parses the command line, runs one command, and turns any
@@ -61,7 +62,7 @@ export async function main(argv: string[]): Promise<number> {
     .demandCommand(1, "name a command (s3x --help lists them)")
     .strict()
     .recommendCommands()
-    .version()
+    .version(packageVersion())
     .help()
     .wrap(Math.min(110, process.stderr.columns ?? 100))
     .fail((message, err) => {

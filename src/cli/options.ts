@@ -1,4 +1,3 @@
-import { lookup as guessContentType } from "mime-types";
 import type { ObjectAttributes } from "../s3/operations.js";
 import type { Argv } from "yargs";
 import { DEFAULT_NET_OPTIONS, type NetOptions } from "../net/pools.js";
@@ -159,14 +158,26 @@ export interface AttributeArgs {
  * guessed from the file name, the storage class, the user's metadata and,
  * when known, the file's mtime (as rclone does, so it survives S3's upload time).
  */
-export function objectAttributes(args: AttributeArgs, fileName?: string, mtimeMs?: number): ObjectAttributes {
-  const guessed = fileName ? guessContentType(fileName) : false;
+export async function objectAttributes(args: AttributeArgs, fileName?: string, mtimeMs?: number): Promise<ObjectAttributes> {
+  const guessed = fileName && args["content-type"] === undefined ? await guessContentType(fileName) : false;
   const metadata = parseMetadata(args.metadata);
   return {
     contentType: args["content-type"] ?? (guessed || undefined),
     storageClass: args["storage-class"],
     metadata: mtimeMs === undefined ? metadata : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
   };
+}
+
+let contentTypes: Promise<typeof import("mime-types")> | undefined;
+
+/**
+ * The Content-Type of a file name's extension. mime-types is loaded at the
+ * first guess: building its tables costs ~10-15 ms that downloads, listings,
+ * copies and no-op syncs never need.
+ */
+async function guessContentType(fileName: string): Promise<string | false> {
+  contentTypes ??= import("mime-types");
+  return (await contentTypes).lookup(fileName);
 }
 
 export function parseMetadata(text: string | undefined): Record<string, string> | undefined {

@@ -111,6 +111,15 @@ describe("s3x cp (integration, real radosgw)", function () {
     });
   }
 
+  it("prints its package version from any working directory", async () => {
+    const { version } = JSON.parse(await readFile(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+    for (const cwd of [tmpdir(), "/"]) {
+      const res = await runS3x(["--version"], { env: s3.env, cwd });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout.toString().trim(), version, `from ${cwd}`);
+    }
+  });
+
   it("refuses an unknown S3X_HTTP_CLIENT with a one-line usage error", async () => {
     const res = await runS3x(["ls", `s3://${bucket}/`, "--endpoint-url", s3.endpoint], { env: { ...s3.env, S3X_HTTP_CLIENT: "curl" } });
     assert.equal(res.code, 2);

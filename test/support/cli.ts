@@ -22,12 +22,14 @@ export interface RunOptions {
   /** Called once the process is running (to feed stdin slowly, send signals…). */
   onSpawn?: (child: ChildProcess) => void;
   timeoutMs?: number;
+  /** Working directory (default: the test process's). */
+  cwd?: string;
 }
 
 /** Runs `s3x ARGS…` to completion, capturing stdout as bytes. */
 export function runS3x(args: string[], options: RunOptions): Promise<RunResult> {
   return new Promise<RunResult>((resolve, reject) => {
-    const child = spawn(process.execPath, [S3X_BIN, ...args], { env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [S3X_BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
     let err = "";
     child.stdout.on("data", (c: Buffer) => out.push(c));

@@ -155,10 +155,10 @@ function validatePair(source: Location, dest: Location): void {
 
 async function transfer(session: Session, source: Location, dest: Location, args: CpArgs, partSize: number | undefined, threshold: number): Promise<CpResult> {
   const ctx = session.context;
-  const uploadOptions = (contentTypeFrom?: string): UploadOptions => ({
+  const uploadOptions = async (contentTypeFrom?: string): Promise<UploadOptions> => ({
     multipartThreshold: threshold,
     partSize,
-    attributes: objectAttributes(args, contentTypeFrom),
+    attributes: await objectAttributes(args, contentTypeFrom),
     keepFailedUpload: args["keep-failed-uploads"],
     checksum: checksumAlgorithmOf(args),
   });
@@ -168,13 +168,13 @@ async function transfer(session: Session, source: Location, dest: Location, args
     const info = await stat(source.path);
     if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (use --recursive)`);
     const ref: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) };
-    const { size } = await uploadFile(ctx, source.path, ref, { ...uploadOptions(source.path), resumable: { endpoint: session.endpoint, resume: args.resume } });
+    const { size } = await uploadFile(ctx, source.path, ref, { ...(await uploadOptions(source.path)), resumable: { endpoint: session.endpoint, resume: args.resume } });
     return { source: source.path, destination: formatLocation({ kind: "s3", ...ref }), bytes: size };
   }
   if (source.kind === "stream" && dest.kind === "s3") {
     const ref: ObjectRef = { bucket: dest.bucket, key: dest.key };
     const stdin = new FdSource(0, () => process.stdin);
-    const { size } = await uploadStream(ctx, stdin, ref, { ...uploadOptions(), partSize: partSize ?? DEFAULT_PART_SIZE });
+    const { size } = await uploadStream(ctx, stdin, ref, { ...(await uploadOptions()), partSize: partSize ?? DEFAULT_PART_SIZE });
     return { source: "-", destination: formatLocation(dest), bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "local") {
@@ -205,7 +205,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
     const replace = args["content-type"] !== undefined || args.metadata !== undefined || args["storage-class"] !== undefined;
     const copyThreshold = parseSize(args["copy-threshold"]);
     if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
-    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes: replace ? objectAttributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
+    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes: replace ? await objectAttributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
     return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
   }
   throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);

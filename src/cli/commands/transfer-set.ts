@@ -99,7 +99,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       }
       session.progress.addObjects(1);
       await batch.submit(item, async () => {
-        const attributes = objectAttributes(args, entry.relativePath, entry.mtimeMs);
+        const attributes = await objectAttributes(args, entry.relativePath, entry.mtimeMs);
         const result = await uploadFile(ctx, entry.absolutePath, { bucket: dest.bucket, key }, {
           multipartThreshold,
           partSize,

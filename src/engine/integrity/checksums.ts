@@ -53,7 +53,9 @@ function crc32cPortable(data: Uint8Array, initial = 0): number {
   return ~crc >>> 0;
 }
 
-const crc32c: Crc32Function = loadNativeCrc32c() ?? crc32cPortable;
+let crc32cImpl: Crc32Function | undefined;
+/** Loads the addon at the first checksum: a dlopen (~10 ms) that commands without CRC32C never pay. */
+const crc32c: Crc32Function = (data, initial) => (crc32cImpl ??= loadNativeCrc32c() ?? crc32cPortable)(data, initial);
 // zlib.crc32 is native and in Node since 20.15.
 const crc32: Crc32Function = (data, initial) => zlib.crc32(data, initial);
 
