@@ -91,3 +91,46 @@ export function formatRate(bytesPerSecond: number): string {
 export function summaryLine(verb: string, bytes: number, seconds: number): string {
   return `${verb} ${formatSize(bytes)} in ${seconds.toFixed(2)} s (${formatRate(bytes / Math.max(seconds, 0.001))})`;
 }
+
+/**
+ * What a command prints on stdout. When the reader goes away (`| head`), the
+ * next write fails with EPIPE: `onBroken` then cancels the run as Ctrl-C
+ * would (cp and sync clean up what they started), and s3x ends quietly with
+ * 141. `write` resolves once Node has handed the text to the pipe, so a
+ * caller that awaits it (ls, page by page) stays at most a page ahead of a
+ * slow reader instead of buffering the whole listing.
+ */
+export class StdoutLines {
+  private failure: Error | undefined;
+  private listening = false;
+
+  constructor(private readonly onBroken: (err: Error) => void) {}
+
+  write(text: string): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (!this.listening) {
+      this.listening = true;
+      // A failed write is emitted as 'error' as well, a tick after its
+      // callback: with no listener that second report would crash s3x.
+      process.stdout.on("error", (err: Error) => this.fail(err));
+    }
+    return new Promise<void>((resolve, reject) => {
+      process.stdout.write(text, (err) => {
+        if (!err) return resolve();
+        this.fail(err);
+        reject(err);
+      });
+    });
+  }
+
+  /** Writes without waiting: a failure still cancels the run through onBroken. */
+  print(text: string): void {
+    this.write(text).catch(() => undefined);
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.onBroken(err);
+  }
+}

@@ -4,7 +4,7 @@ import { createContext, type TransferContext } from "../engine/context.js";
 import type { RetryPolicy } from "../engine/retry.js";
 import { concurrencyOf, maxMemoryOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
 import { InterruptError } from "./errors.js";
-import { ProgressDisplay } from "./output.js";
+import { ProgressDisplay, StdoutLines } from "./output.js";
 
 /**
  * What one command run holds: the S3 connection, the shared transfer
@@ -16,6 +16,8 @@ export class Session {
   readonly connection: S3Connection;
   readonly context: TransferContext;
   readonly progress: ProgressDisplay;
+  /** The command's stdout; a reader gone away cancels the run (see StdoutLines). */
+  readonly stdout = new StdoutLines((err) => this.controller.abort(err));
   private readonly retry: RetryPolicy;
   private readonly controller = new AbortController();
   private readonly onSignal = (name: NodeJS.Signals): void => {

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, utimes, writeFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
-import { fileHash, runS3x, sha256 } from "../support/cli.js";
+import { fileHash, runS3x, S3X_BIN, sha256 } from "../support/cli.js";
 import { freshBucket, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 
 const MiB = 1024 * 1024;
@@ -266,6 +267,29 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
     const json = (await s3x(["ls", "--json", `s3://${bucket}/ds/nested/deeper/`])).stdout.toString().trim().split("\n").map((l) => JSON.parse(l));
     assert.ok(json.some((e) => e.key === "ds/nested/deeper/shard-0.bin" && e.size === 12 * MiB));
     assert.ok(json.some((e) => e.prefix === `s3://${bucket}/ds/nested/deeper/deepest/`));
+  });
+
+  it("ends quietly with 141 when the reader of its output goes away (ls, cp -r, rm --dryrun | head -1), leaving no partial files", async () => {
+    // ~2,000 lines: far more than a pipe holds, so s3x meets the closed pipe.
+    const piped = (command: string) =>
+      new Promise<{ out: string; err: string }>((resolve) => {
+        const script = `node "${S3X_BIN}" ${command} --endpoint-url ${s3.endpoint} | head -1 | wc -l; echo "status=\${PIPESTATUS[0]}"`;
+        const sh = spawn("bash", ["-c", script], { env: s3.env });
+        let out = "";
+        let err = "";
+        sh.stdout.on("data", (c: Buffer) => (out += c));
+        sh.stderr.on("data", (c: Buffer) => (err += c));
+        sh.on("close", () => resolve({ out, err }));
+      });
+    const target = join(dir, "cut-off");
+    for (const command of [`ls --recursive s3://${bucket}/ds/`, `ls --recursive --json s3://${bucket}/ds/`, `rm --recursive --dryrun s3://${bucket}/ds/`, `cp --recursive s3://${bucket}/ds/samples/ "${target}"`]) {
+      const res = await piped(command);
+      assert.equal(res.out, "1\nstatus=141\n", command);
+      assert.equal(res.err, "", `${command}: no error output, no stack trace`);
+    }
+    const left = (await readdir(target).catch(() => [] as string[])).filter((name) => name.includes(".s3x-part"));
+    assert.deepEqual(left, [], "no temporary files left by the cut-off download");
+    assert.equal((await allKeys(s3, bucket, "ds/")).length, treeHash.size, "rm --dryrun deleted nothing");
   });
 
   it("rm deletes one key, or a prefix in DeleteObjects batches with filters and --dryrun", async () => {

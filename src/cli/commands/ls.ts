@@ -40,11 +40,11 @@ function stamp(date: Date | undefined): string {
 export async function runLs(args: LsArgs): Promise<number> {
   const session = new Session(args, { progressAllowed: false });
   const ctx = session.context;
-  const out = (line: string): void => void process.stdout.write(line + "\n");
+  const out = (line: string): Promise<void> => session.stdout.write(line + "\n");
   try {
     if (!args.path) {
       for (const bucket of await withRetries("ListBuckets", ctx.retry, () => listBuckets(ctx.client), { signal: ctx.signal })) {
-        out(args.json ? JSON.stringify({ bucket: bucket.name, created: bucket.created?.toISOString() }) : `${stamp(bucket.created)} ${bucket.name}`);
+        await out(args.json ? JSON.stringify({ bucket: bucket.name, created: bucket.created?.toISOString() }) : `${stamp(bucket.created)} ${bucket.name}`);
       }
       return 0;
     }
@@ -52,7 +52,7 @@ export async function runLs(args: LsArgs): Promise<number> {
     if (loc.kind !== "s3") throw new UsageError(`ls needs an s3:// URL, got "${args.path}"`);
     if (args.uploads) {
       for await (const upload of inProgressUploads(ctx, loc.bucket, loc.key)) {
-        out(args.json ? JSON.stringify({ key: upload.key, uploadId: upload.uploadId, initiated: upload.initiated?.toISOString() }) : `${stamp(upload.initiated)} ${upload.key} ${upload.uploadId}`);
+        await out(args.json ? JSON.stringify({ key: upload.key, uploadId: upload.uploadId, initiated: upload.initiated?.toISOString() }) : `${stamp(upload.initiated)} ${upload.key} ${upload.uploadId}`);
       }
       return 0;
     }
@@ -75,11 +75,11 @@ export async function runLs(args: LsArgs): Promise<number> {
             : `${stamp(obj.lastModified)} ${size(obj.size)} ${obj.key.slice(base.length)}`,
         );
       }
-      if (lines.length > 0) process.stdout.write(lines.join("\n") + "\n");
+      if (lines.length > 0) await session.stdout.write(lines.join("\n") + "\n");
     }
     if (args.summarize) {
-      if (args.json) out(JSON.stringify({ totalObjects: count, totalSize: total }));
-      else out(`\nTotal Objects: ${count}\n   Total Size: ${args["human-readable"] ? formatSize(total) : total}`);
+      if (args.json) await out(JSON.stringify({ totalObjects: count, totalSize: total }));
+      else await out(`\nTotal Objects: ${count}\n   Total Size: ${args["human-readable"] ? formatSize(total) : total}`);
     }
     return 0;
   } finally {

@@ -46,13 +46,13 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
   const report = (r: ObjectResult): void => {
     if (r.status === "failed") {
       failed++;
-      if (args.json) process.stdout.write(JSON.stringify({ action: "delete", source: r.source, status: "failed", error: reportError(r.error).message }) + "\n");
+      if (args.json) session.stdout.print(JSON.stringify({ action: "delete", source: r.source, status: "failed", error: reportError(r.error).message }) + "\n");
       else process.stderr.write(`s3x: delete failed: ${r.source}: ${reportError(r.error).message}\n`);
       return;
     }
     deleted++;
-    if (args.json) process.stdout.write(JSON.stringify({ action: "delete", source: r.source, status: r.status }) + "\n");
-    else if (!args.quiet) process.stdout.write(`${r.status === "dryrun" ? "(dryrun) " : ""}delete: ${r.source}\n`);
+    if (args.json) session.stdout.print(JSON.stringify({ action: "delete", source: r.source, status: r.status }) + "\n");
+    else if (!args.quiet) session.stdout.print(`${r.status === "dryrun" ? "(dryrun) " : ""}delete: ${r.source}\n`);
   };
   try {
     if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, report, () => failed);

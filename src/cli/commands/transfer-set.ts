@@ -17,9 +17,10 @@ import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { deleteKeys } from "../../engine/delete.js";
 import { checksumAlgorithmOf, objectAttributes } from "../options.js";
-import { reportError } from "../errors.js";
+import { isBrokenPipe, reportError } from "../errors.js";
 import type { CpArgs } from "./cp.js";
 import type { Session } from "../session.js";
+import type { StdoutLines } from "../output.js";
 
 /** Options of commands that move many objects (cp --recursive, sync). */
 export interface SetArgs extends CpArgs {
@@ -52,7 +53,7 @@ interface Reporter {
 export async function runTransferSet(mode: "cp" | "sync", session: Session, source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
   const ctx = session.context;
   const filters = compileFilters(filtersFromArgv(argv));
-  const reporter = makeReporter(args);
+  const reporter = makeReporter(args, session.stdout);
   const objectSlots = Math.max(8, ctx.queue.concurrency * 2);
   const batch = new ObjectBatch(ctx, objectSlots, (r) => {
     if (r.status === "ok" || r.status === "failed") session.progress.objectDone();
@@ -205,7 +206,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   const seconds = (Date.now() - started) / 1000;
   if (args.json) {
     const { requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects } = ctx.stats;
-    process.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects }) + "\n");
+    await session.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects }) + "\n");
   } else if (!args.quiet) {
     const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
     process.stderr.write(
@@ -215,22 +216,24 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   return summary.failed > 0 ? 1 : 0;
 }
 
-function makeReporter(args: SetArgs): Reporter {
+function makeReporter(args: SetArgs, stdout: StdoutLines): Reporter {
   return {
     result(r) {
       if (r.status === "skipped") return;
       if (args.json) {
         const error = r.error === undefined ? undefined : reportError(r.error).message;
-        process.stdout.write(JSON.stringify({ action: r.action, source: r.source, destination: r.destination, size: r.size, status: r.status, error }) + "\n");
+        stdout.print(JSON.stringify({ action: r.action, source: r.source, destination: r.destination, size: r.size, status: r.status, error }) + "\n");
         return;
       }
+      // Objects cancelled because stdout went away are not failures of their own: the run ends with 141.
+      if (r.status === "failed" && isBrokenPipe(r.error)) return;
       if (r.status === "failed") {
         process.stderr.write(`s3x: ${r.action} failed: ${r.source}${r.destination ? ` to ${r.destination}` : ""}: ${reportError(r.error).message}\n`);
         return;
       }
       if (args.quiet) return;
       const to = r.action === "delete" ? "" : ` to ${r.destination}`;
-      process.stdout.write(`${r.status === "dryrun" ? "(dryrun) " : ""}${r.action}: ${r.source}${to}\n`);
+      stdout.print(`${r.status === "dryrun" ? "(dryrun) " : ""}${r.action}: ${r.source}${to}\n`);
     },
   };
 }
