@@ -37,7 +37,13 @@ await build({
     {
       name: "lean-undici",
       setup(b) {
-        b.onResolve({ filter: /^undici$/ }, () => ({ path: join(root, "scripts", "undici-lean.mjs") }));
+        b.onResolve({ filter: /^undici$/ }, () => ({ path: join(root, "scripts", "undici-lean.cjs") }));
+      },
+    },
+    {
+      name: "lean-node-http-handler",
+      setup(b) {
+        b.onResolve({ filter: /^@smithy\/node-http-handler$/ }, () => ({ path: join(root, "scripts", "node-http-handler-lean.cjs") }));
       },
     },
   ],

@@ -116,7 +116,9 @@ export interface AddressStats {
 
 /** One front-end address of a host: a keep-alive pool of connections to it, and its health. */
 export class AddressPool {
-  readonly pool: Pool;
+  /** undici's pool for this address, built at first use (see `pool`). */
+  private undiciPool: Pool | undefined;
+  private readonly poolOptions: { origin: string; options: Pool.Options };
   inFlight = 0;
   badUntil = 0;
   retired = false;
@@ -149,14 +151,28 @@ export class AddressPool {
     const host = isIP(address) === 6 ? `[${address}]` : address;
     // TLS must verify the endpoint's name, not the address we dialled.
     this.connector = buildConnector({ timeout: options.connectTimeoutMs, servername: isIP(serverName) ? undefined : serverName });
-    this.pool = new Pool(`${protocol}//${host}:${port}`, {
-      connections: options.connectionsPerAddress,
-      pipelining: 1,
-      headersTimeout: options.firstByteTimeoutMs,
-      bodyTimeout: options.stallTimeoutMs,
-      keepAliveTimeout: 30_000,
-      connect: (connectOptions, callback) => this.connect(connectOptions, callback),
-    });
+    this.poolOptions = {
+      origin: `${protocol}//${host}:${port}`,
+      options: {
+        connections: options.connectionsPerAddress,
+        pipelining: 1,
+        headersTimeout: options.firstByteTimeoutMs,
+        bodyTimeout: options.stallTimeoutMs,
+        keepAliveTimeout: 30_000,
+        connect: (connectOptions, callback) => this.connect(connectOptions, callback),
+      },
+    };
+  }
+
+  /**
+   * undici's keep-alive pool to this address, for requests that do not go
+   * over s3x's own connections (TLS, S3X_HTTP_CLIENT=undici). Built at first
+   * use: over plain HTTP no request needs it, and loading undici's HTTP/1 and
+   * HTTP/2 clients is a noticeable part of a short command's start-up.
+   */
+  get pool(): Pool {
+    this.undiciPool ??= new Pool(this.poolOptions.origin, this.poolOptions.options);
+    return this.undiciPool;
   }
 
   /**
@@ -324,7 +340,7 @@ export class AddressPool {
     this.lastProblem = "no longer in DNS";
     this.dropProbes();
     // In-flight requests finish; close() resolves when they have.
-    this.pool.close().catch(() => undefined);
+    this.undiciPool?.close().catch(() => undefined);
   }
 
   /** Closes probe sockets: a pending connect to a black hole must not keep the process alive. */
@@ -339,7 +355,7 @@ export class AddressPool {
   async destroy(): Promise<void> {
     this.closed = true;
     this.dropProbes();
-    await this.pool.destroy();
+    await this.undiciPool?.destroy();
   }
 
   state(now = Date.now()): AddressState {
