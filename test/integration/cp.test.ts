@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand } from "@aws-sdk/client-s3";
-import { fileHash, randomFile, runS3x, sha256, S3X_BIN } from "../support/cli.js";
+import { fileHash, randomFile, runPipeline, runS3x, sha256, S3X_BIN } from "../support/cli.js";
 import { freshBucket, objectExists, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { startThrottleProxy } from "../support/throttle-proxy.js";
 
@@ -232,14 +232,7 @@ describe("s3x cp (integration, real radosgw)", function () {
   it("ends quietly when the reader closes the pipe (| head -c 100)", async () => {
     await putTestObject(s3, bucket, "head.bin", randomBytes(64 * MiB));
     const script = `node "${S3X_BIN}" cp "s3://${bucket}/head.bin" - --endpoint-url ${s3.endpoint} | head -c 100 | wc -c; echo "status=\${PIPESTATUS[0]}"`;
-    const res = await new Promise<{ out: string; err: string }>((resolve) => {
-      const sh = spawn("bash", ["-c", script], { env: s3.env });
-      let out = "";
-      let err = "";
-      sh.stdout.on("data", (c: Buffer) => (out += c));
-      sh.stderr.on("data", (c: Buffer) => (err += c));
-      sh.on("close", () => resolve({ out, err }));
-    });
+    const res = await runPipeline(script, s3.env);
     assert.match(res.out, /^100\nstatus=141\n$/);
     assert.equal(res.err, "", "no error output, no stack trace");
   });

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, utimes, writeFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
-import { fileHash, runS3x, S3X_BIN, sha256 } from "../support/cli.js";
+import { fileHash, runPipeline, runS3x, S3X_BIN, sha256 } from "../support/cli.js";
 import { freshBucket, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 
 const MiB = 1024 * 1024;
@@ -272,15 +271,7 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
   it("ends quietly with 141 when the reader of its output goes away (ls, cp -r, rm --dryrun | head -1), leaving no partial files", async () => {
     // ~2,000 lines: far more than a pipe holds, so s3x meets the closed pipe.
     const piped = (command: string) =>
-      new Promise<{ out: string; err: string }>((resolve) => {
-        const script = `node "${S3X_BIN}" ${command} --endpoint-url ${s3.endpoint} | head -1 | wc -l; echo "status=\${PIPESTATUS[0]}"`;
-        const sh = spawn("bash", ["-c", script], { env: s3.env });
-        let out = "";
-        let err = "";
-        sh.stdout.on("data", (c: Buffer) => (out += c));
-        sh.stderr.on("data", (c: Buffer) => (err += c));
-        sh.on("close", () => resolve({ out, err }));
-      });
+      runPipeline(`node "${S3X_BIN}" ${command} --endpoint-url ${s3.endpoint} | head -1 | wc -l; echo "status=\${PIPESTATUS[0]}"`, s3.env);
     const target = join(dir, "cut-off");
     for (const command of [`ls --recursive s3://${bucket}/ds/`, `ls --recursive --json s3://${bucket}/ds/`, `rm --recursive --dryrun s3://${bucket}/ds/`, `cp --recursive s3://${bucket}/ds/samples/ "${target}"`]) {
       const res = await piped(command);

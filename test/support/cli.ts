@@ -63,3 +63,15 @@ export async function randomFile(path: string, size: number): Promise<string> {
   await writeFile(path, data);
   return sha256(data);
 }
+
+/** Runs a bash pipeline (e.g. `s3x … | head -1`) and returns what it printed on stdout and stderr. */
+export function runPipeline(script: string, env: NodeJS.ProcessEnv): Promise<{ out: string; err: string }> {
+  return new Promise((resolve) => {
+    const sh = spawn("bash", ["-c", script], { env });
+    let out = "";
+    let err = "";
+    sh.stdout.on("data", (c: Buffer) => (out += c));
+    sh.stderr.on("data", (c: Buffer) => (err += c));
+    sh.on("close", () => resolve({ out, err }));
+  });
+}
