@@ -55,10 +55,8 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
     options.onProblem({ relativePath: relative || ".", message: (err as Error).message });
     return;
   }
-  let batch: Dirent[] = [];
-  const flush = async function* (): AsyncGenerator<LocalEntry> {
-    const results = await Promise.all(batch.map((dirent) => statEntry(join(absolute, dirent.name), dirent, options.followSymlinks)));
-    batch = [];
+  const statAll = async function* (entries: Dirent[]): AsyncGenerator<LocalEntry> {
+    const results = await Promise.all(entries.map((dirent) => statEntry(join(absolute, dirent.name), dirent, options.followSymlinks)));
     for (const result of results) yield* visit(result);
   };
   const visit = async function* ({ dirent, info, error }: StatResult): AsyncGenerator<LocalEntry> {
@@ -82,11 +80,15 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
       yield { relativePath: childRelative, absolutePath: childAbsolute, size: info.size, mtimeMs: info.mtimeMs };
     }
   };
+  let batch: Dirent[] = [];
   for await (const dirent of dir) {
     batch.push(dirent);
-    if (batch.length >= STAT_BATCH) yield* flush();
+    if (batch.length < STAT_BATCH) continue;
+    const full = batch;
+    batch = [];
+    yield* statAll(full);
   }
-  yield* flush();
+  yield* statAll(batch);
 }
 
 /** Stats one entry: links are followed (or skipped), other non-files are skipped unstat'ed. */
