@@ -125,6 +125,9 @@ export class RawConnection {
   private direct = false;
   /** A request body is still being written (an early answer must not free the connection). */
   private sending = false;
+  /** Body bytes read with the response head, waiting in scratch for a consumer. */
+  private held: Buffer | undefined;
+  private paused = false;
   private destroyed = false;
 
   constructor(
@@ -209,6 +212,7 @@ export class RawConnection {
   /** Back in the idle list: it must not keep the process alive. */
   goIdle(): void {
     this.phase = "idle";
+    this.paused = false;
     this.socket.setTimeout(IDLE_TIMEOUT_MS);
     this.socket.unref();
     if (this.socket.isPaused()) this.socket.resume();
@@ -216,6 +220,7 @@ export class RawConnection {
 
   /** Consumer-driven flow control for the response body. */
   pause(): void {
+    this.paused = true;
     this.socket.pause();
     // A body nobody reads yet is not a stalled server.
     this.socket.setTimeout(0);
@@ -223,6 +228,14 @@ export class RawConnection {
 
   resume(): void {
     if (this.destroyed) return;
+    this.paused = false;
+    const held = this.held;
+    const exchange = this.exchange;
+    if (held && exchange) {
+      this.held = undefined;
+      // Delivered before any further read can reuse the scratch space.
+      if (!this.onBodyBytes(exchange, held) || this.exchange !== exchange || this.paused) return;
+    }
     this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
     this.socket.resume();
   }
@@ -230,6 +243,7 @@ export class RawConnection {
   destroy(err?: Error): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.held = undefined;
     this.owner.forget(this);
     this.socket.destroy();
     const exchange = this.exchange;
@@ -337,13 +351,24 @@ export class RawConnection {
       this.endBody(exchange);
       return true;
     }
-    const going = rest.length > 0 ? this.onBodyBytes(exchange, rest) : true;
-    // Until the engine brings its part buffer (or the SDK reads the stream), read no further.
-    if (this.exchange === exchange && !exchange.body.hasSink) {
+    if (!exchange.body.hasSink) {
+      // Until the engine brings its part buffer (or the SDK reads the stream),
+      // read no further. Body bytes that came with the head wait in scratch
+      // space (nothing reads into it meanwhile) and go straight to the part
+      // buffer when it comes: no copy into the stream, no allocation (a small
+      // object is mostly such bytes).
+      if (rest.length > 0 && exchange.framing === "length") {
+        if (rest.length > exchange.remaining) {
+          this.fail(codedError("UND_ERR_RES_CONTENT_LENGTH_MISMATCH", "response body longer than its Content-Length"));
+          return false;
+        }
+        this.held = rest;
+      } else if (rest.length > 0 && !this.onBodyBytes(exchange, rest)) return false;
+      if (this.exchange !== exchange) return true; // that was the whole body
       this.pause();
       return false;
     }
-    return going;
+    return rest.length > 0 ? this.onBodyBytes(exchange, rest) : true;
   }
 
   /** Body bytes that sit in scratch space: copied on (chunked framing undone). */

@@ -3,6 +3,7 @@ import type { FinalizeRequestMiddleware } from "@smithy/types";
 import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
 import { createHash } from "node:crypto";
 import { attachRouting, takeStartingRouting } from "../net/routing.js";
+import { signHeaders, type SigningCredentials } from "./sigv4.js";
 
 /**
  * Ranged GETs and small PUTs without the SDK's middleware stack.
@@ -10,13 +11,14 @@ import { attachRouting, takeStartingRouting } from "../net/routing.js";
  * Through the SDK, one GetObject costs ~0.45 ms of CPU before and after the
  * network (command and endpoint resolution, schema serde, a dozen
  * middleware, header parsing into an output object) even with s3x's trims
- * (s3/client.ts); signing is ~0.05 ms of it. Thousands of small objects are
+ * (s3/client.ts), and its signer ~0.15 ms more. Thousands of small objects are
  * bound by that CPU on a couple of cores. So once the SDK has sent one
  * GetObject, HeadObject or PutObject for a bucket, s3x knows where that
  * bucket's keys live (scheme, host, port, path before the key, signing
  * region) and builds the next such requests itself: the same headers,
- * signed by the SDK's own signer, sent through the same request handler
- * (s3x's pools and fan-out).
+ * signed with the SDK's credentials by s3x's SigV4 (s3/sigv4.ts, checked
+ * against the SDK's signer), sent through the same request handler (s3x's
+ * pools and fan-out).
  *
  * What is learned is checked: only a request whose path ends in the key as
  * this module encodes it teaches anything, so a key encoding or endpoint
@@ -41,11 +43,13 @@ export interface DirectResponse {
   body: unknown;
 }
 
-interface SignerLike {
-  sign(request: HttpRequest, options: { signingRegion: string; signingService: string }): Promise<HttpRequest>;
+/** What direct requests use of the SDK client's resolved configuration. */
+interface DirectConfig {
+  /** The SDK's memoized credential chain: cheap to call, refreshes expiring credentials. */
+  credentials: () => Promise<SigningCredentials>;
+  systemClockOffset?: number;
+  requestHandler: { handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }> };
 }
-
-type SignerProvider = (authScheme: { name: string; signingName: string; signingRegion: string }) => Promise<SignerLike>;
 
 const routes = new WeakMap<S3Client, Map<string, BucketRoute>>();
 const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand"]);
@@ -105,7 +109,7 @@ export function canSendDirectly(client: S3Client, bucket: string): boolean {
 
 /**
  * Sends a GET for `key` with the given headers (Range, If-Match, …), signed
- * by the SDK's signer, through the client's request handler. Like `send`,
+ * with the client's credentials, through the client's request handler. Like `send`,
  * it takes the attempt's routing hints synchronously, before any await.
  */
 export function directGet(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DirectResponse> {
@@ -127,23 +131,18 @@ async function directRequest(client: S3Client, method: "GET" | "PUT", bucket: st
   if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
   let payloadHash = EMPTY_SHA256;
   if (body) payloadHash = (payloadPolicies.get(client)?.(route.protocol) ?? true) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
-  const config = client.config as unknown as { signer: SignerProvider; requestHandler: { handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }> } };
-  const request = new HttpRequest({
-    protocol: route.protocol,
-    hostname: route.hostname,
-    port: route.port,
-    method,
-    path: route.base + encodeKey(key),
-    headers: {
-      host: route.port === undefined ? route.hostname : `${route.hostname}:${route.port}`,
-      "x-amz-content-sha256": payloadHash,
-      ...(body ? { "content-length": String(body.length) } : {}),
-      ...headers,
-    },
-    body,
-  });
-  const signer = await config.signer({ name: "sigv4", signingName: "s3", signingRegion: route.signingRegion });
-  const signed = await signer.sign(request, { signingRegion: route.signingRegion, signingService: "s3" });
+  const config = client.config as unknown as DirectConfig;
+  const path = route.base + encodeKey(key);
+  const sent: Record<string, string> = {
+    host: route.port === undefined ? route.hostname : `${route.hostname}:${route.port}`,
+    "x-amz-content-sha256": payloadHash,
+    ...(body ? { "content-length": String(body.length) } : {}),
+    ...headers,
+  };
+  const credentials = await config.credentials();
+  // The SDK's clock correction (learnt from a RequestTimeTooSkewed answer) applies here too.
+  signHeaders(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0));
+  const signed = new HttpRequest({ protocol: route.protocol, hostname: route.hostname, port: route.port, method, path, headers: sent, body });
   if (routing) attachRouting(signed, routing);
   // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
   const abortSignal = routing?.signal ?? signal;

@@ -131,6 +131,40 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     assert.equal(stats.inFlight, 0);
   });
 
+  it("keeps body bytes that came with the head until a late consumer takes them, whole or in part, as part buffer or stream", async () => {
+    const small = payload.subarray(0, 5000);
+    const s = await serve((_req, socket, index) => {
+      const head = (n: number) => Buffer.from(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${n}\r\n\r\n`, "latin1");
+      // Even requests: head and the whole body in one write. Odd: head and the body's first half, the rest later.
+      if (index % 2 === 0) socket.write(Buffer.concat([head(small.length), small]));
+      else {
+        socket.write(Buffer.concat([head(payload.length), payload.subarray(0, 1000)]));
+        setTimeout(() => socket.write(payload.subarray(1000)), 30);
+      }
+    });
+    server = s.server;
+    const late = () => new Promise((resolve) => setTimeout(resolve, 20));
+    for (const asStream of [false, true, false, true]) {
+      for (const expected of [small, payload]) {
+        const response = await rawRequest(pools, host.addresses[0], host, s.port, "GET", "/b/k", { host: "s3.test" }, undefined, expected.length, undefined);
+        await late(); // the consumer comes after the bytes did
+        const body = response.body as ResponseBody;
+        let got: Buffer;
+        if (asStream) {
+          const chunks: Buffer[] = [];
+          for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
+          got = Buffer.concat(chunks);
+        } else {
+          const target = Buffer.alloc(expected.length);
+          got = target.subarray(0, await body.readInto(target, 0));
+        }
+        assert.ok(got.equals(expected), `${asStream ? "stream" : "part buffer"}, ${expected.length} bytes`);
+      }
+    }
+    assert.equal(s.connections(), 1, "one kept-alive connection throughout");
+    assert.equal(host.stats()[0].errors, 0);
+  });
+
   it("undoes chunked framing, skips 100 Continue, and reads close-delimited bodies", async () => {
     const s = await serve((_req, socket, index) => {
       if (index === 0) {

@@ -63,7 +63,7 @@ describe("s3/direct: GETs and PUTs without the SDK's middleware, once the SDK ha
     assert.equal(direct.hostname, viaSdk.hostname);
     assert.equal(direct.port, viaSdk.port);
     assert.equal(direct.headers.range, "bytes=0-1");
-    // Signed by the SDK's signer, with the same scope, covering the headers that matter.
+    // Signed (s3/sigv4) with the same scope, covering the headers that matter.
     assert.match(direct.headers.authorization, /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-3\/s3\/aws4_request, SignedHeaders=host;if-match;range;x-amz-content-sha256;x-amz-date, Signature=[0-9a-f]{64}$/);
     assert.equal(direct.headers.host, "127.0.0.1:7480");
   });
