@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { partAt, planParts } from "../plan/parts.js";
 import { coveredBytes, missingRanges, type ByteRange } from "../plan/ranges.js";
-import { getRange, headObject, type ObjectInfo, type ObjectRef, type RangeResult } from "../s3/operations.js";
+import { getRange, headObject, ObjectLargerThanBufferError, type ObjectInfo, type ObjectRef, type RangeResult } from "../s3/operations.js";
 import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
 import { compositeParts, RangeVerifier, type StoredChecksum } from "./integrity/verifier.js";
 import { isInterruption } from "./resume/interruption.js";
@@ -131,14 +131,20 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   // A listing already told the size: a small object needs a small buffer.
   const firstSize = sizeHint !== undefined && sizeHint > 0 ? Math.min(partSize, sizeHint) : partSize;
   if (sizeHint === 0) return await downloadEmpty(ctx, ref, sink, signal);
+  // An object the listing says fits in one part is asked for whole: a plain GET costs the server less than a ranged one.
+  const whole = sizeHint !== undefined && sizeHint <= partSize;
   const firstBuffer = await ctx.memory.acquire(firstSize, signal);
   let first: RangeResult;
   try {
-    first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal), { signal });
+    first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal, whole), { signal });
   } catch (err) {
     ctx.memory.release(firstBuffer);
     // A range on an empty object is unsatisfiable (416): confirm with HEAD.
     if (err instanceof RequestError && err.failure.status === 416) return await downloadEmpty(ctx, ref, sink, signal);
+    // It grew since it was listed: start over as for an object of unknown size.
+    if (err instanceof RequestError && err.cause instanceof ObjectLargerThanBufferError) {
+      return await freshDownload(run, partSize, undefined, options);
+    }
     throw err;
   }
   if (!first.ranged && first.objectSize > firstSize) {
@@ -431,6 +437,7 @@ function fetchRange(
   ifMatch: string | undefined,
   buffer: Buffer,
   signal: AbortSignal,
+  whole = false,
 ): Promise<RangeResult> {
   let received = 0;
   let etag = ifMatch;
@@ -447,6 +454,7 @@ function fetchRange(
         target: buffer,
         offset: received,
         signal,
+        whole,
         onBytes: (n) => {
           received += n;
           ctx.stats.bytesReceived += n;

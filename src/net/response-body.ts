@@ -28,6 +28,8 @@ export class ResponseBody extends Readable {
   private sink: Sink | undefined;
   private ended = false;
   private failure: Error | undefined;
+  /** readInto is taking what the stream buffered: no pulling from the source meanwhile. */
+  private draining = false;
 
   constructor() {
     // A modest high-water mark: the stream path only serves small bodies
@@ -80,7 +82,7 @@ export class ResponseBody extends Readable {
   }
 
   override _read(): void {
-    this.source?.resume();
+    if (!this.draining) this.source?.resume();
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
@@ -101,10 +103,19 @@ export class ResponseBody extends Readable {
   readInto(target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       const sink = new Sink(target, offset, onBytes, resolve, reject, () => this.source?.abort(new Error("overflow")));
-      // Whatever the stream already buffered goes first, in order.
-      let chunk: Buffer | null;
-      while ((chunk = this.read() as Buffer | null) !== null) {
-        if (!sink.accept(chunk)) return;
+      // Whatever the stream already buffered goes first, in order. Reading
+      // it must not pull more from the source (_read): those bytes would be
+      // copied into the stream only to be copied again here.
+      if (this.readableLength > 0) {
+        this.draining = true;
+        try {
+          let chunk: Buffer | null;
+          while ((chunk = this.read() as Buffer | null) !== null) {
+            if (!sink.accept(chunk)) return;
+          }
+        } finally {
+          this.draining = false;
+        }
       }
       if (this.failure) return sink.fail(this.failure);
       if (this.ended) return sink.finish();
