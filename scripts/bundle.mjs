@@ -41,6 +41,31 @@ await build({
       },
     },
     {
+      // string-width (three copies, under yargs, cliui and wrap-ansi) builds
+      // Unicode property regexes and an Intl.Segmenter when loaded: ~30 ms of
+      // every start-up, for measuring text only --help and errors ever lay
+      // out. Each copy is loaded at its first use instead.
+      name: "lazy-string-width",
+      setup(b) {
+        b.onResolve({ filter: /^string-width$/ }, async (args) => {
+          if (args.pluginData === "real") return undefined;
+          const real = await b.resolve("string-width", { resolveDir: args.resolveDir, kind: args.kind, pluginData: "real" });
+          if (real.errors.length > 0) return { errors: real.errors };
+          return { path: real.path, namespace: "lazy-string-width" };
+        });
+        b.onLoad({ filter: /.*/, namespace: "lazy-string-width" }, (args) => ({
+          contents:
+            `let real;\n` +
+            `export default function stringWidth(text, options) {\n` +
+            `  real ??= require(${JSON.stringify(args.path)}).default;\n` +
+            `  return real(text, options);\n` +
+            `}\n`,
+          loader: "js",
+          resolveDir: dirname(args.path),
+        }));
+      },
+    },
+    {
       name: "lean-node-http-handler",
       setup(b) {
         b.onResolve({ filter: /^@smithy\/node-http-handler$/ }, () => ({ path: join(root, "scripts", "node-http-handler-lean.cjs") }));

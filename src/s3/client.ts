@@ -1,4 +1,4 @@
-import { S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
+import { S3Client, type S3ClientConfig } from "./sdk.js";
 import { NoAuthSigner } from "@smithy/core";
 import { UndiciRequestHandler } from "../net/http-handler.js";
 import { carrySignals, signalAwareHandler } from "./send.js";

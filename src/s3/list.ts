@@ -1,6 +1,6 @@
 import { send } from "./send.js";
 import { demandsContentMd5, withContentMd5 } from "./content-md5.js";
-import { DeleteObjectCommand, DeleteObjectsCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, DeleteObjectsCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectsV2Command, type S3Client } from "./sdk.js";
 
 export interface ListedObject {
   key: string;

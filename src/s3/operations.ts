@@ -11,7 +11,7 @@ import {
   UploadPartCopyCommand,
   type S3Client,
   type StorageClass,
-} from "@aws-sdk/client-s3";
+} from "./sdk.js";
 import type { Readable } from "node:stream";
 import { ResponseBody } from "../net/response-body.js";
 import { send } from "./send.js";

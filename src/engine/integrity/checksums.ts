@@ -1,7 +1,5 @@
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
-import zlib from "node:zlib";
-import { Crc64Nvme } from "@aws-sdk/crc64-nvme";
 import { combineCrc, CRC32_SPEC, CRC32C_SPEC, CRC64NVME_SPEC, type CrcSpec } from "./crc-combine.js";
 
 import type { ChecksumAlgorithm, ChecksumValue } from "../../s3/operations.js";
@@ -56,8 +54,9 @@ function crc32cPortable(data: Uint8Array, initial = 0): number {
 let crc32cImpl: Crc32Function | undefined;
 /** Loads the addon at the first checksum: a dlopen (~10 ms) that commands without CRC32C never pay. */
 const crc32c: Crc32Function = (data, initial) => (crc32cImpl ??= loadNativeCrc32c() ?? crc32cPortable)(data, initial);
-// zlib.crc32 is native and in Node since 20.15.
-const crc32: Crc32Function = (data, initial) => zlib.crc32(data, initial);
+// zlib.crc32 is native and in Node since 20.15; zlib is loaded at the first CRC32, not at every start.
+let zlib: { crc32: Crc32Function } | undefined;
+const crc32: Crc32Function = (data, initial) => (zlib ??= createRequire(import.meta.url)("node:zlib") as { crc32: Crc32Function }).crc32(data, initial);
 
 function uint32(value: number): Buffer {
   const out = Buffer.allocUnsafe(4);
@@ -73,6 +72,8 @@ export async function digestOf(algorithm: ChecksumAlgorithm, data: Uint8Array): 
     case "CRC32":
       return uint32(crc32(data));
     case "CRC64NVME": {
+      // Loaded at the first CRC64NVME (the bundle keeps it out of start-up).
+      const { Crc64Nvme } = await import("@aws-sdk/crc64-nvme");
       const hash = new Crc64Nvme();
       hash.update(data);
       return Buffer.from(await hash.digest());
