@@ -7,6 +7,7 @@ import { rmBuilder, runRm, type RmArgs } from "./commands/rm.js";
 import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
 import { packageVersion } from "./version.js";
+import { withCommonOptions } from "./options.js";
 
 /**
  * Entry point: parses the command line, runs one command, and turns any
@@ -16,7 +17,10 @@ export async function main(argv: string[]): Promise<number> {
   let exitCode: number = ExitCode.ok;
   let commandLine = "";
   // yargs-parser reads a lone "-" as an empty option; s3x means stdin/stdout by it.
-  const parser = yargs(argv.map((a) => (a === "-" ? STDIO_ARG : a)))
+  // The shared options are known before the command too, as aws-cli users
+  // type them (`s3x --endpoint-url URL ls`): otherwise `--quiet ls` would
+  // read "ls" as the value of an unknown option.
+  const parser = withCommonOptions(yargs(argv.map((a) => (a === "-" ? STDIO_ARG : a))))
     .scriptName("s3x")
     .usage("s3x <command> [options]\n\nFast S3 transfers: parallel ranged GETs and multipart PUTs, bounded memory.")
     .command(

@@ -266,6 +266,10 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
     const json = (await s3x(["ls", "--json", `s3://${bucket}/ds/nested/deeper/`])).stdout.toString().trim().split("\n").map((l) => JSON.parse(l));
     assert.ok(json.some((e) => e.key === "ds/nested/deeper/shard-0.bin" && e.size === 12 * MiB));
     assert.ok(json.some((e) => e.prefix === `s3://${bucket}/ds/nested/deeper/deepest/`));
+    // Shared options before the command, as aws-cli users write them.
+    const before = await runS3x(["--endpoint-url", s3.endpoint, "--quiet", "--json", "ls", `s3://${bucket}/ds/nested/deeper/`], { env: s3.env });
+    assert.equal(before.code, 0, before.stderr);
+    assert.deepEqual(before.stdout.toString().trim().split("\n").map((l) => JSON.parse(l)), json);
   });
 
   it("ends quietly with 141 when the reader of its output goes away (ls, cp -r, rm --dryrun | head -1), leaving no partial files", async () => {
