@@ -45,6 +45,12 @@ export interface ReportedError {
 
 /** One line for the user, and the exit status, for any error s3x can meet. */
 export function reportError(err: unknown): ReportedError {
+  const reported = describeError(err);
+  // Some SDK messages run on over several lines ("Deserialization error: …"): the first says it.
+  return { ...reported, message: firstLine(reported.message) };
+}
+
+function describeError(err: unknown): ReportedError {
   if (err instanceof InterruptError) return { message: err.message, exitCode: err.signalName === "SIGINT" ? ExitCode.interrupted : ExitCode.terminated };
   if (isBrokenPipe(err)) return { message: "", exitCode: ExitCode.brokenPipe };
   if (err instanceof UsageError || err instanceof PlanError) return { message: err.message, exitCode: ExitCode.usage };
@@ -63,6 +69,16 @@ export function reportError(err: unknown): ReportedError {
   }
   const failure = describeFailure(err);
   return { message: failure.message, exitCode: ExitCode.failed };
+}
+
+/**
+ * Failures every other object of a recursive run would meet as well (the
+ * bucket is not there, the access key is unknown): the run stops at the
+ * first and reports it once, instead of one line per object.
+ */
+export function endsTheRun(err: unknown): boolean {
+  const code = err instanceof RequestError ? err.failure.code : describeFailure(err).code;
+  return code === "NoSuchBucket" || code === "InvalidAccessKeyId";
 }
 
 export function isBrokenPipe(err: unknown): boolean {

@@ -69,6 +69,11 @@ export class Session {
     return this.controller.signal;
   }
 
+  /** Cancels every transfer of the command; the command then ends with `reason`. */
+  stop(reason: Error): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
   async close(): Promise<void> {
     this.progress.stop();
     if (this.debugTimer) {

@@ -287,6 +287,23 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
     assert.equal((await allKeys(s3, bucket, "ds/")).length, treeHash.size, "rm --dryrun deleted nothing");
   });
 
+  it("stops at the first failure every object would meet (no such bucket, unknown access key) with one error line", async () => {
+    const missing = `${bucket}-missing`;
+    for (const [args, env, code] of [
+      [["cp", "-r", tree, `s3://${missing}/ds/`], s3.env, "NoSuchBucket"],
+      [["cp", "-r", tree, `s3://${missing}/ds/`, "--json"], s3.env, "NoSuchBucket"],
+      [["sync", tree, `s3://${missing}/ds/`], s3.env, "NoSuchBucket"],
+      [["cp", "-r", tree, `s3://${bucket}/unknown-key/`], { ...s3.env, AWS_ACCESS_KEY_ID: "S3XUNKNOWNACCESSKEY0" }, "InvalidAccessKeyId"],
+    ] as const) {
+      const res = await runS3x([...args, "--endpoint-url", s3.endpoint], { env, timeoutMs: 300_000 });
+      assert.equal(res.code, 1, `${args.join(" ")}: ${res.stderr}`);
+      const lines = res.stderr.trim().split("\n");
+      assert.equal(lines.length, 1, `${args.join(" ")}: one line, got ${lines.length}`);
+      assert.match(lines[0], new RegExp(`^s3x: (cp|sync) .*: ${code}: `));
+    }
+    assert.deepEqual(await allKeys(s3, bucket, "unknown-key/"), []);
+  });
+
   it("rm deletes one key, or a prefix in DeleteObjects batches with filters and --dryrun", async () => {
     const one = await s3x(["rm", `s3://${bucket}/ds-copy/empty.bin`]);
     assert.equal(one.code, 0, one.stderr);

@@ -17,10 +17,9 @@ import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { deleteKeys } from "../../engine/delete.js";
 import { checksumAlgorithmOf, objectAttributes } from "../options.js";
-import { isBrokenPipe, reportError } from "../errors.js";
+import { endsTheRun, isBrokenPipe, reportError } from "../errors.js";
 import type { CpArgs } from "./cp.js";
 import type { Session } from "../session.js";
-import type { StdoutLines } from "../output.js";
 
 /** Options of commands that move many objects (cp --recursive, sync). */
 export interface SetArgs extends CpArgs {
@@ -53,7 +52,7 @@ interface Reporter {
 export async function runTransferSet(mode: "cp" | "sync", session: Session, source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
   const ctx = session.context;
   const filters = compileFilters(filtersFromArgv(argv));
-  const reporter = makeReporter(args, session.stdout);
+  const reporter = makeReporter(args, session);
   const objectSlots = Math.max(8, ctx.queue.concurrency * 2);
   const batch = new ObjectBatch(ctx, objectSlots, (r) => {
     if (r.status === "ok" || r.status === "failed") session.progress.objectDone();
@@ -216,17 +215,25 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   return summary.failed > 0 ? 1 : 0;
 }
 
-function makeReporter(args: SetArgs, stdout: StdoutLines): Reporter {
+function makeReporter(args: SetArgs, session: Session): Reporter {
+  const stdout = session.stdout;
   return {
     result(r) {
       if (r.status === "skipped") return;
+      if (r.status === "failed") {
+        // Once the run is stopped (Ctrl-C, a closed stdout, a failure every
+        // object would meet), objects fail for that one reason, reported at the end.
+        if (session.signal.aborted || isBrokenPipe(r.error)) return;
+        if (endsTheRun(r.error)) {
+          session.stop(r.error instanceof Error ? r.error : new Error(String(r.error)));
+          return;
+        }
+      }
       if (args.json) {
         const error = r.error === undefined ? undefined : reportError(r.error).message;
         stdout.print(JSON.stringify({ action: r.action, source: r.source, destination: r.destination, size: r.size, status: r.status, error }) + "\n");
         return;
       }
-      // Objects cancelled because stdout went away are not failures of their own: the run ends with 141.
-      if (r.status === "failed" && isBrokenPipe(r.error)) return;
       if (r.status === "failed") {
         process.stderr.write(`s3x: ${r.action} failed: ${r.source}${r.destination ? ` to ${r.destination}` : ""}: ${reportError(r.error).message}\n`);
         return;
