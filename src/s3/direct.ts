@@ -13,7 +13,7 @@ import { signHeaders, type SigningCredentials } from "./sigv4.js";
  * middleware, header parsing into an output object) even with s3x's trims
  * (s3/client.ts), and its signer ~0.15 ms more. Thousands of small objects are
  * bound by that CPU on a couple of cores. So once the SDK has sent one
- * GetObject, HeadObject or PutObject for a bucket, s3x knows where that
+ * GetObject, HeadObject, PutObject or CreateMultipartUpload for a bucket, s3x knows where that
  * bucket's keys live (scheme, host, port, path before the key, signing
  * region) and builds the next such requests itself: the same headers,
  * signed with the SDK's credentials by s3x's SigV4 (s3/sigv4.ts, checked
@@ -52,7 +52,8 @@ interface DirectConfig {
 }
 
 const routes = new WeakMap<S3Client, Map<string, BucketRoute>>();
-const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand"]);
+/** Requests whose path is the object's own (a query string, if any, aside). */
+const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand", "CreateMultipartUploadCommand", "UploadPartCommand"]);
 /** Whether a client's uploads hash their payload into the signature, per scheme (s3/client.ts signPayloads). */
 const payloadPolicies = new WeakMap<S3Client, (protocol: string) => boolean>();
 /** SHA-256 of an empty payload: what the SDK signs for a GET. */
@@ -125,7 +126,24 @@ export function directPut(client: S3Client, bucket: string, key: string, headers
   return directRequest(client, "PUT", bucket, key, headers, body, signal);
 }
 
-async function directRequest(client: S3Client, method: "GET" | "PUT", bucket: string, key: string, headers: Record<string, string>, body: Buffer | undefined, signal?: AbortSignal): Promise<DirectResponse> {
+/**
+ * Sends one part of a multipart upload (UploadPart): a PUT to the object's
+ * path with partNumber and uploadId, headers and payload hash as directPut.
+ */
+export function directUploadPart(client: S3Client, bucket: string, key: string, uploadId: string, partNumber: number, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<DirectResponse> {
+  return directRequest(client, "PUT", bucket, key, headers, body, signal, { partNumber: String(partNumber), uploadId });
+}
+
+async function directRequest(
+  client: S3Client,
+  method: "GET" | "PUT",
+  bucket: string,
+  key: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+  signal?: AbortSignal,
+  query?: Record<string, string>,
+): Promise<DirectResponse> {
   const routing = takeStartingRouting();
   const route = routes.get(client)?.get(bucket);
   if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
@@ -141,8 +159,8 @@ async function directRequest(client: S3Client, method: "GET" | "PUT", bucket: st
   };
   const credentials = await config.credentials();
   // The SDK's clock correction (learnt from a RequestTimeTooSkewed answer) applies here too.
-  signHeaders(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0));
-  const signed = new HttpRequest({ protocol: route.protocol, hostname: route.hostname, port: route.port, method, path, headers: sent, body });
+  signHeaders(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
+  const signed = new HttpRequest({ protocol: route.protocol, hostname: route.hostname, port: route.port, method, path, query, headers: sent, body });
   if (routing) attachRouting(signed, routing);
   // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
   const abortSignal = routing?.signal ?? signal;

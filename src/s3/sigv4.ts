@@ -77,7 +77,8 @@ function hmac(key: string | Buffer, data: string): Buffer {
  * Adds x-amz-date, x-amz-security-token (temporary credentials) and
  * Authorization to `headers`, which must already hold host and
  * x-amz-content-sha256. `path` is the URI path exactly as sent (S3 signs it
- * as is, without normalising or encoding it again); there is no query.
+ * as is, without normalising or encoding it again); `query` the request's
+ * query parameters, unencoded.
  */
 export function signHeaders(
   method: string,
@@ -87,6 +88,7 @@ export function signHeaders(
   region: string,
   service: string,
   nowMs: number,
+  query: Record<string, string> = {},
 ): void {
   const date = amzDate(nowMs);
   const day = date.slice(0, 8);
@@ -104,9 +106,21 @@ export function signHeaders(
   const signedHeaders = names.join(";");
   const payloadHash = values.get("x-amz-content-sha256");
   if (payloadHash === undefined) throw new Error("signHeaders: x-amz-content-sha256 must be set");
-  const canonicalRequest = `${method}\n${path}\n\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
+  const canonicalRequest = `${method}\n${path}\n${canonicalQuery(query)}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
   const scope = `${day}/${region}/${service}/aws4_request`;
   const stringToSign = `AWS4-HMAC-SHA256\n${date}\n${scope}\n${createHash("sha256").update(canonicalRequest, "utf8").digest("hex")}`;
   const signature = createHmac("sha256", signingKey(credentials, day, region, service)).update(stringToSign, "utf8").digest("hex");
   headers.authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+}
+
+/** Query parameters as SigV4 signs them: names and values URI-encoded (RFC 3986), sorted by name. */
+function canonicalQuery(query: Record<string, string>): string {
+  const pairs: string[] = [];
+  for (const name in query) pairs.push(`${uriEncode(name)}=${uriEncode(query[name])}`);
+  // Encoded names are ASCII: the default sort is the byte order SigV4 asks for.
+  return pairs.sort().join("&");
+}
+
+function uriEncode(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

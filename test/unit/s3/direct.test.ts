@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
 import { HttpResponse, type HttpRequest } from "@smithy/core/protocols";
 import { Readable } from "node:stream";
 import { canSendDirectly, directGet, directPut, encodeKey, errorOf, learnBucketRoutes, routeOf } from "../../../src/s3/direct.js";
-import { putObject } from "../../../src/s3/operations.js";
+import { putObject, uploadPart } from "../../../src/s3/operations.js";
 
 const TRICKY_KEYS = ["plain.bin", "dir/sub dir/a b.txt", "ünïcødé/日本.bin", "a+b%20c&d=e?f#g", "!'()*~-_.", "x/../y", "trailing/"];
 
@@ -87,6 +87,28 @@ describe("s3/direct: GETs and PUTs without the SDK's middleware, once the SDK ha
     await unsigned.client.send(new GetObjectCommand({ Bucket: "bucket", Key: "teach" }));
     await directPut(unsigned.client, "bucket", "k", {}, body);
     assert.equal(unsigned.sent.at(-1)!.headers["x-amz-content-sha256"], "UNSIGNED-PAYLOAD");
+  });
+
+  it("a direct UploadPart carries the path, query and headers the SDK writes for the same part", async () => {
+    const body = Buffer.from("part bytes");
+    const checksum = { algorithm: "CRC32C" as const, base64: "mnG7TA==" };
+    const ref = { bucket: "bucket", key: "big file.bin" };
+    const { client, sent } = recordingClient("http://127.0.0.1:7480", true);
+    // CreateMultipartUpload is on the object's path too: it teaches the route.
+    // (The stand-in answer is no XML, so the SDK then fails to parse it: the route is learnt before.)
+    await client.send(new CreateMultipartUploadCommand({ Bucket: "bucket", Key: "first" })).catch(() => undefined);
+    assert.equal(canSendDirectly(client, "bucket"), true);
+    const viaSdk = recordingClient("http://127.0.0.1:7480", true);
+    await viaSdk.client.send(new UploadPartCommand({ Bucket: "bucket", Key: ref.key, UploadId: "up/id+1", PartNumber: 3, Body: body, ContentLength: body.length, ChecksumCRC32C: checksum.base64 }));
+    assert.equal(await uploadPart(client, ref, "up/id+1", 3, body, { checksum }), '"e"');
+    const direct = sent.at(-1)!;
+    const sdk = viaSdk.sent[0];
+    const comparable = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).filter(([n]) => !/^(authorization|x-amz-date|amz-sdk-|x-amz-user-agent|user-agent)/.test(n)));
+    assert.deepEqual(comparable(direct.headers), comparable(sdk.headers));
+    assert.equal(direct.path, sdk.path);
+    const { "x-id": _xid, ...sdkQuery } = sdk.query as Record<string, string>;
+    assert.deepEqual(direct.query, sdkQuery);
+    assert.match(direct.headers.authorization, /SignedHeaders=content-length;content-type;host;x-amz-checksum-crc32c;x-amz-content-sha256;x-amz-date, /);
   });
 
   it("learns nothing from a request whose path it would not reproduce, or that another signer signed", () => {

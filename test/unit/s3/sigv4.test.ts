@@ -25,9 +25,9 @@ function bytes(data: SourceData): string | Buffer {
 }
 
 /** The Authorization and x-amz-date the SDK's SigV4 signer gives the same request (S3: no double encoding). */
-async function sdkSignature(method: string, path: string, headers: Record<string, string>, credentials: SigningCredentials, region: string, at: Date): Promise<Record<string, string>> {
+async function sdkSignature(method: string, path: string, headers: Record<string, string>, credentials: SigningCredentials, region: string, at: Date, query: Record<string, string> = {}): Promise<Record<string, string>> {
   const signer = new SignatureV4({ credentials, region, service: "s3", sha256: Sha256, uriEscapePath: false });
-  const request = new HttpRequest({ method, protocol: "https:", hostname: headers.host, path, headers: { ...headers } });
+  const request = new HttpRequest({ method, protocol: "https:", hostname: headers.host, path, query: { ...query }, headers: { ...headers } });
   const signed = await signer.sign(request, { signingDate: at });
   return signed.headers;
 }
@@ -67,6 +67,22 @@ describe("s3/sigv4: s3x's own signatures for direct requests", () => {
       assert.equal(ours["x-amz-date"], sdk["x-amz-date"]);
       assert.equal(ours["x-amz-security-token"], sdk["x-amz-security-token"]);
       assert.doesNotMatch(ours.authorization, /user-agent/, "user-agent is never signed");
+    }
+  });
+
+  it("signs query parameters (UploadPart's partNumber and uploadId) as the SDK does", async () => {
+    const at = new Date("2026-11-23T22:15:07.345Z");
+    const queries: Record<string, string>[] = [
+      { partNumber: "7", uploadId: "2~lzc6aTQQkPf3YbLnkbbSQZ0dBuyJPpP" },
+      { uploadId: "a b+c/d=e&f*g'h(i)j!k~l", partNumber: "10000" },
+      { "x-id": "PutObject", partNumber: "1", uploadId: "ünï" },
+    ];
+    for (const query of queries) {
+      const headers = { host: "127.0.0.1:7480", "x-amz-content-sha256": "UNSIGNED-PAYLOAD", "content-length": "8388608" };
+      const ours: Record<string, string> = { ...headers };
+      signHeaders("PUT", "/bucket/dir/part%20key", ours, TEMPORARY, "us-east-1", "s3", at.getTime(), query);
+      const sdk = await sdkSignature("PUT", "/bucket/dir/part%20key", headers, TEMPORARY, "us-east-1", at, query);
+      assert.equal(ours.authorization, sdk.authorization, JSON.stringify(query));
     }
   });
 
