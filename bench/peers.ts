@@ -1069,8 +1069,8 @@ function render(
   p();
   p("## Summary");
   p();
-  p("| # | workload | s3x wall s | best peer | best peer wall s | **ratio s3x / best** | s3x client CPU-s | CRT client CPU-s | s3x / CRT CPU | s3x tuned wall s / CPU-s | tuned / CRT CPU |");
-  p("|---|---|---|---|---|---|---|---|---|---|---|");
+  p("| # | workload | s3x wall s | best peer | best peer wall s | **ratio s3x / best** | s3x client CPU-s | CRT client CPU-s | s3x / CRT CPU | s3x tuned wall s / CPU-s | tuned / best peer | tuned / CRT CPU |");
+  p("|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const w of workloads) {
     const row = cells.get(w.n)!;
     const mine = row.get("s3x");
@@ -1086,10 +1086,12 @@ function render(
     const mineCpu = mine && ok(mine) ? med(mine, (s) => s.cpu) : undefined;
     const tuned = row.get("s3x-tuned");
     const tunedCpu = tuned && ok(tuned) ? med(tuned, (s) => s.cpu) : undefined;
+    const tunedWall = tunedCpu === undefined ? undefined : med(tuned!, (s) => s.wall);
+    // The same ratio for s3x with the settings its tuned row names, as peers are compared at their best.
     const tunedCells =
-      tunedCpu === undefined
-        ? "— | —"
-        : `${fmt(med(tuned!, (s) => s.wall))} / ${fmt(tunedCpu)} | ${crtCpu !== undefined && crtCpu > 0 ? fmt(tunedCpu / crtCpu) : "—"}`;
+      tunedWall === undefined || tunedCpu === undefined
+        ? "— | — | —"
+        : `${fmt(tunedWall)} / ${fmt(tunedCpu)} | ${best ? fmt(tunedWall / best[1]) : "—"} | ${crtCpu !== undefined && crtCpu > 0 ? fmt(tunedCpu / crtCpu) : "—"}`;
     p(
       `| ${w.n} | ${w.title} | ${mineWall === undefined ? (mine?.error ? "failed" : "—") : fmt(mineWall)} | ${best ? name(best[0]) : "—"} | ${best ? fmt(best[1]) : "—"} | ` +
         `**${mineWall !== undefined && best ? fmt(mineWall / best[1]) : "—"}** | ${mineCpu === undefined ? "—" : fmt(mineCpu)} | ${crtCpu === undefined ? "—" : fmt(crtCpu)} | ` +
