@@ -3,7 +3,7 @@ import type { FinalizeRequestMiddleware } from "@smithy/types";
 import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
 import { createHash } from "node:crypto";
 import { attachRouting, takeStartingRouting } from "../net/routing.js";
-import { signHeaders, type SigningCredentials } from "./sigv4.js";
+import { signHeaders, uriEncode, type SigningCredentials } from "./sigv4.js";
 
 /**
  * Ranged GETs and small PUTs without the SDK's middleware stack.
@@ -198,7 +198,7 @@ export async function errorOf(response: DirectResponse): Promise<Error> {
 export function encodeKey(key: string): string {
   return key
     .split("/")
-    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .map(uriEncode)
     .join("/");
 }
 

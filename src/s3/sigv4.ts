@@ -121,6 +121,7 @@ function canonicalQuery(query: Record<string, string>): string {
   return pairs.sort().join("&");
 }
 
-function uriEncode(text: string): string {
+/** encodeURIComponent plus the RFC 3986 reserved !'()*, as SigV4 and S3 key paths want them. */
+export function uriEncode(text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
