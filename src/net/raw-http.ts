@@ -357,13 +357,9 @@ export class RawConnection {
       // space (nothing reads into it meanwhile) and go straight to the part
       // buffer when it comes: no copy into the stream, no allocation (a small
       // object is mostly such bytes).
-      if (rest.length > 0 && exchange.framing === "length") {
-        if (rest.length > exchange.remaining) {
-          this.fail(codedError("UND_ERR_RES_CONTENT_LENGTH_MISMATCH", "response body longer than its Content-Length"));
-          return false;
-        }
-        this.held = rest;
-      } else if (rest.length > 0 && !this.onBodyBytes(exchange, rest)) return false;
+      // (Bytes beyond the Content-Length go the usual way, which fails them.)
+      if (rest.length > 0 && exchange.framing === "length" && rest.length <= exchange.remaining) this.held = rest;
+      else if (rest.length > 0 && !this.onBodyBytes(exchange, rest)) return false;
       if (this.exchange !== exchange) return true; // that was the whole body
       this.pause();
       return false;

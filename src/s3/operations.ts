@@ -15,7 +15,7 @@ import {
 import type { Readable } from "node:stream";
 import { ResponseBody } from "../net/response-body.js";
 import { send } from "./send.js";
-import { canSendDirectly, directGet, directPut, directUploadPart, errorOf } from "./direct.js";
+import { canSendDirectly, directGet, directPut, directUploadPart, errorOf, type DirectResponse } from "./direct.js";
 
 /** An object in a bucket. */
 export interface ObjectRef {
@@ -165,10 +165,11 @@ export interface RangeResult {
  */
 export async function getRange(client: S3Client, req: RangeRequest): Promise<RangeResult> {
   if (canSendDirectly(client, req.ref.bucket)) return getRangeDirectly(client, req);
-  const out = await send(client, new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: rangeOf(req), IfMatch: req.ifMatch }), req.signal);
+  const range = rangeOf(req);
+  const out = await send(client, new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: range, IfMatch: req.ifMatch }), req.signal);
   req.onEtag?.(out.ETag ?? "");
   const ranged = out.ContentRange !== undefined;
-  if (rangeOf(req) === undefined) checkFits(req, out.ContentLength, out.Body);
+  if (range === undefined) checkFits(req, out.ContentLength, out.Body);
   const objectSize = ranged ? parseTotal(out.ContentRange as string) : (out.ContentLength ?? 0);
   const expected = out.ContentLength ?? req.end - req.start + 1;
   const body = out.Body;
@@ -219,6 +220,18 @@ async function getRangeDirectly(client: S3Client, req: RangeRequest): Promise<Ra
   return { bytes, objectSize, etag, lastModified, ranged, ...checksumOutput(stored) };
 }
 
+/** The header that carries a PUT's checksum for the server to check (as the SDK writes it). */
+function addChecksumHeader(headers: Record<string, string>, checksum: ChecksumValue | undefined): void {
+  if (checksum) headers[`x-amz-checksum-${checksum.algorithm.toLowerCase()}`] = checksum.base64;
+}
+
+/** The ETag a direct PUT got back, its body read to the end; an error answer is thrown as the SDK would. */
+async function etagOfDirectPut(response: DirectResponse): Promise<string | undefined> {
+  if (response.statusCode !== 200) throw await errorOf(response);
+  await drain(response.body);
+  return response.headers.etag;
+}
+
 /** Reads a response body to its end (frees the connection for the next request). */
 async function drain(body: unknown): Promise<void> {
   if (body && typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === "function") for await (const _ of body as AsyncIterable<unknown>);
@@ -250,11 +263,8 @@ export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, 
     if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
     if (attrs.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
     for (const [name, value] of Object.entries(attrs.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
-    if (call.checksum) headers[`x-amz-checksum-${call.checksum.algorithm.toLowerCase()}`] = call.checksum.base64;
-    const response = await directPut(client, ref.bucket, ref.key, headers, body, call.signal);
-    if (response.statusCode !== 200) throw await errorOf(response);
-    await drain(response.body);
-    return response.headers.etag ?? "";
+    addChecksumHeader(headers, call.checksum);
+    return (await etagOfDirectPut(await directPut(client, ref.bucket, ref.key, headers, body, call.signal))) ?? "";
   }
   const out = await send(client, new PutObjectCommand({
       Bucket: ref.bucket,
@@ -298,11 +308,8 @@ export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: str
   if (canSendDirectly(client, ref.bucket)) {
     // As the SDK sends it (s3/direct.ts), without its per-request work.
     const headers: Record<string, string> = { "content-type": "application/octet-stream" };
-    if (call.checksum) headers[`x-amz-checksum-${call.checksum.algorithm.toLowerCase()}`] = call.checksum.base64;
-    const response = await directUploadPart(client, ref.bucket, ref.key, uploadId, partNumber, headers, body, call.signal);
-    if (response.statusCode !== 200) throw await errorOf(response);
-    await drain(response.body);
-    const etag = response.headers.etag;
+    addChecksumHeader(headers, call.checksum);
+    const etag = await etagOfDirectPut(await directUploadPart(client, ref.bucket, ref.key, uploadId, partNumber, headers, body, call.signal));
     if (!etag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
     return etag;
   }

@@ -2,7 +2,8 @@ import { createHash, createHmac } from "node:crypto";
 
 /**
  * AWS Signature Version 4 in the Authorization header, for the requests s3x
- * builds itself (s3/direct.ts): object GETs and PUTs with no query string.
+ * builds itself (s3/direct.ts): object GETs and PUTs, and UploadPart's
+ * partNumber/uploadId query.
  *
  * Why not the SDK's signer: per request it formats the date through
  * `iso8601`, clones the request, and HMACs the credentials to look up its
