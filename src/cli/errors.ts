@@ -77,8 +77,13 @@ function describeError(err: unknown): ReportedError {
  * first and reports it once, instead of one line per object.
  */
 export function endsTheRun(err: unknown): boolean {
-  const code = err instanceof RequestError ? err.failure.code : describeFailure(err).code;
+  const code = errorCode(err);
   return code === "NoSuchBucket" || code === "InvalidAccessKeyId";
+}
+
+/** The S3 (or network) error code of a failure, whether retried (RequestError) or not. */
+export function errorCode(err: unknown): string | undefined {
+  return err instanceof RequestError ? err.failure.code : describeFailure(err).code;
 }
 
 export function isBrokenPipe(err: unknown): boolean {

@@ -4,6 +4,7 @@ import { cpBuilder, runCp, type CpArgs } from "./commands/cp.js";
 import { syncBuilder, runSync } from "./commands/sync.js";
 import { lsBuilder, runLs, type LsArgs } from "./commands/ls.js";
 import { rmBuilder, runRm, type RmArgs } from "./commands/rm.js";
+import { mbBuilder, rbBuilder, runMb, runRb, type MbArgs, type RbArgs } from "./commands/buckets.js";
 import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
 import { packageVersion } from "./version.js";
@@ -61,6 +62,24 @@ export async function main(argv: string[]): Promise<number> {
       async (args) => {
         commandLine = `rm ${args.path}`;
         exitCode = await runRm(args as unknown as RmArgs, argv);
+      },
+    )
+    .command(
+      "mb <bucket>",
+      "make a bucket",
+      (y) => mbBuilder(y),
+      async (args) => {
+        commandLine = `mb ${args.bucket}`;
+        exitCode = await runMb(args as unknown as MbArgs);
+      },
+    )
+    .command(
+      "rb <bucket>",
+      "remove an empty bucket, or with --force everything in it and then the bucket",
+      (y) => rbBuilder(y),
+      async (args) => {
+        commandLine = `rb ${args.bucket}`;
+        exitCode = await runRb(args as unknown as RbArgs);
       },
     )
     .demandCommand(1, "name a command (s3x --help lists them)")

@@ -1,6 +1,7 @@
 import { deleteObjects } from "../s3/list.js";
 import type { TransferContext } from "./context.js";
 import type { ObjectResult } from "./batch.js";
+import { listObjectPages } from "./listing.js";
 import { withRetries } from "./retry.js";
 
 const DELETE_BATCH = 1000;
@@ -32,4 +33,28 @@ export async function deleteKeys(ctx: TransferContext, bucket: string, keys: rea
     batches.push(ctx.queue.add(send, { signal: ctx.signal }).catch(() => undefined));
   }
   await Promise.all(batches);
+}
+
+/**
+ * Deletes every object under `prefix` that `selected` accepts (rm -r, rb
+ * --force): one DeleteObjects per listed page, sent while the next page is
+ * listed. With `dryrun` each key is reported and nothing is deleted.
+ */
+export async function deleteUnder(
+  ctx: TransferContext,
+  bucket: string,
+  prefix: string,
+  options: { selected: (key: string) => boolean; dryrun: boolean },
+  onResult: (result: ObjectResult) => void,
+): Promise<void> {
+  const pending: Promise<void>[] = [];
+  for await (const page of listObjectPages(ctx, bucket, prefix)) {
+    const keys = page.objects.map((o) => o.key).filter(options.selected);
+    if (options.dryrun) {
+      for (const key of keys) onResult({ action: "delete", source: `s3://${bucket}/${key}`, destination: "", size: 0, status: "dryrun" });
+      continue;
+    }
+    pending.push(deleteKeys(ctx, bucket, keys, onResult));
+  }
+  await Promise.all(pending);
 }

@@ -1,4 +1,5 @@
 import { listUploadsPage, type InProgressUpload } from "../s3/list.js";
+import type { ObjectResult } from "./batch.js";
 import { abortMultipartUpload } from "../s3/operations.js";
 import type { TransferContext } from "./context.js";
 import { withRetries } from "./retry.js";
@@ -22,4 +23,34 @@ export async function abortUpload(ctx: TransferContext, bucket: string, upload: 
     { signal: ctx.signal },
   );
   await forgetUpload(upload.uploadId);
+}
+
+/**
+ * Aborts every in-progress multipart upload under `prefix` started before
+ * `startedBefore` (ms since the epoch; rm --uploads, rb --force), concurrently
+ * through the shared queue. Each upload gets its own result.
+ */
+export async function abortUploadsUnder(
+  ctx: TransferContext,
+  bucket: string,
+  prefix: string,
+  options: { startedBefore: number; dryrun: boolean },
+  onResult: (result: ObjectResult) => void,
+): Promise<void> {
+  const pending: Promise<void>[] = [];
+  for await (const upload of inProgressUploads(ctx, bucket, prefix)) {
+    if ((upload.initiated?.getTime() ?? 0) > options.startedBefore) continue;
+    const source = `s3://${bucket}/${upload.key} (upload ${upload.uploadId})`;
+    if (options.dryrun) {
+      onResult({ action: "delete", source, destination: "", size: 0, status: "dryrun" });
+      continue;
+    }
+    pending.push(
+      abortUpload(ctx, bucket, upload).then(
+        () => onResult({ action: "delete", source, destination: "", size: 0, status: "ok" }),
+        (error: unknown) => onResult({ action: "delete", source, destination: "", size: 0, status: "failed", error }),
+      ),
+    );
+  }
+  await Promise.all(pending);
 }

@@ -49,6 +49,10 @@ const NETWORK_CODES = new Set([
 const EXPLANATIONS: Record<string, string> = {
   NoSuchBucket: "the bucket does not exist",
   NoSuchKey: "the object does not exist",
+  BucketNotEmpty: "the bucket is not empty",
+  BucketAlreadyExists: "the bucket name is taken",
+  BucketAlreadyOwnedByYou: "the bucket already exists and is yours",
+  InvalidBucketName: "the bucket name is not valid",
   NotFound: "not found",
   AccessDenied: "access denied",
   Forbidden: "access denied",

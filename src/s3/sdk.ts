@@ -8,7 +8,9 @@ export {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateBucketCommand,
   CreateMultipartUploadCommand,
+  DeleteBucketCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -22,4 +24,4 @@ export {
   UploadPartCommand,
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
-export type { S3ClientConfig, StorageClass } from "@aws-sdk/client-s3";
+export type { BucketLocationConstraint, S3ClientConfig, StorageClass } from "@aws-sdk/client-s3";

@@ -2,14 +2,12 @@ import type { Argv } from "yargs";
 import { compileFilters, filtersFromArgv, isIncluded } from "../../plan/filters.js";
 import { asDirectoryPrefix } from "../../plan/keys.js";
 import { parseLocation, UsageError } from "../../plan/location.js";
-import { deleteKeys } from "../../engine/delete.js";
-import { abortUpload, inProgressUploads } from "../../engine/uploads.js";
+import { deleteUnder } from "../../engine/delete.js";
+import { abortUploadsUnder } from "../../engine/uploads.js";
 import { withRetries } from "../../engine/retry.js";
-import type { ObjectResult } from "../../engine/batch.js";
 import { deleteObject } from "../../s3/list.js";
-import { listObjectPages } from "../../engine/listing.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
-import { reportError } from "../errors.js";
+import { DeletionReport } from "../deletions.js";
 import { Session } from "../session.js";
 
 export interface RmArgs extends CommonArgs {
@@ -41,21 +39,10 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
   if (loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
   const session = new Session(args, { progressAllowed: false });
   const ctx = session.context;
-  let deleted = 0;
-  let failed = 0;
-  const report = (r: ObjectResult): void => {
-    if (r.status === "failed") {
-      failed++;
-      if (args.json) session.stdout.print(JSON.stringify({ action: "delete", source: r.source, status: "failed", error: reportError(r.error).message }) + "\n");
-      else process.stderr.write(`s3x: delete failed: ${r.source}: ${reportError(r.error).message}\n`);
-      return;
-    }
-    deleted++;
-    if (args.json) session.stdout.print(JSON.stringify({ action: "delete", source: r.source, status: r.status }) + "\n");
-    else if (!args.quiet) session.stdout.print(`${r.status === "dryrun" ? "(dryrun) " : ""}delete: ${r.source}\n`);
-  };
+  const deletions = new DeletionReport(session, args);
+  const report = deletions.add;
   try {
-    if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, report, () => failed);
+    if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, deletions);
     if (args["older-than"] !== undefined) throw new UsageError("--older-than goes with --uploads");
     if (!args.recursive) {
       if (loc.key === "" || loc.key.endsWith("/")) throw new UsageError(`${args.path} names a prefix; use --recursive to delete everything under it`);
@@ -68,20 +55,10 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     }
     const prefix = asDirectoryPrefix(loc.key);
     const filters = compileFilters(filtersFromArgv(argv));
-    const pending: Promise<void>[] = [];
-    for await (const page of listObjectPages(ctx, loc.bucket, prefix)) {
-      const keys = page.objects.map((o) => o.key).filter((key) => isIncluded(filters, key.slice(prefix.length)));
-      if (args.dryrun) {
-        for (const key of keys) report({ action: "delete", source: `s3://${loc.bucket}/${key}`, destination: "", size: 0, status: "dryrun" });
-        continue;
-      }
-      // A page holds at most 1,000 keys: one DeleteObjects each, while the next page is listed.
-      pending.push(deleteKeys(ctx, loc.bucket, keys, report));
-    }
-    await Promise.all(pending);
+    await deleteUnder(ctx, loc.bucket, prefix, { selected: (key) => isIncluded(filters, key.slice(prefix.length)), dryrun: args.dryrun }, report);
     if (session.signal.aborted) throw session.signal.reason;
-    if (!args.quiet && !args.json) process.stderr.write(`rm: ${deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${failed} failed\n`);
-    return failed > 0 ? 1 : 0;
+    if (!args.quiet && !args.json) process.stderr.write(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed\n`);
+    return deletions.failed > 0 ? 1 : 0;
   } finally {
     await session.close();
   }
@@ -96,25 +73,9 @@ export function parseAge(text: string): number {
 }
 
 /** rm --uploads: aborts the in-progress multipart uploads under a prefix. */
-async function abortUploads(session: Session, bucket: string, prefix: string, args: RmArgs, report: (r: ObjectResult) => void, failures: () => number): Promise<number> {
-  const ctx = session.context;
-  const cutoff = args["older-than"] !== undefined ? Date.now() - parseAge(args["older-than"]) : Number.POSITIVE_INFINITY;
-  const pending: Promise<void>[] = [];
-  for await (const upload of inProgressUploads(ctx, bucket, prefix)) {
-    if ((upload.initiated?.getTime() ?? 0) > cutoff) continue;
-    const source = `s3://${bucket}/${upload.key} (upload ${upload.uploadId})`;
-    if (args.dryrun) {
-      report({ action: "delete", source, destination: "", size: 0, status: "dryrun" });
-      continue;
-    }
-    pending.push(
-      abortUpload(ctx, bucket, upload).then(
-        () => report({ action: "delete", source, destination: "", size: 0, status: "ok" }),
-        (error: unknown) => report({ action: "delete", source, destination: "", size: 0, status: "failed", error }),
-      ),
-    );
-  }
-  await Promise.all(pending);
+async function abortUploads(session: Session, bucket: string, prefix: string, args: RmArgs, deletions: DeletionReport): Promise<number> {
+  const startedBefore = args["older-than"] !== undefined ? Date.now() - parseAge(args["older-than"]) : Number.POSITIVE_INFINITY;
+  await abortUploadsUnder(session.context, bucket, prefix, { startedBefore, dryrun: args.dryrun }, deletions.add);
   if (session.signal.aborted) throw session.signal.reason;
-  return failures() > 0 ? 1 : 0;
+  return deletions.failed > 0 ? 1 : 0;
 }

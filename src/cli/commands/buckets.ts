@@ -1,0 +1,86 @@
+import type { Argv } from "yargs";
+import { parseLocation, UsageError } from "../../plan/location.js";
+import { deleteUnder } from "../../engine/delete.js";
+import { abortUploadsUnder } from "../../engine/uploads.js";
+import { withRetries } from "../../engine/retry.js";
+import { createBucket, deleteBucket } from "../../s3/buckets.js";
+import { withCommonOptions, type CommonArgs } from "../options.js";
+import { DeletionReport } from "../deletions.js";
+import { errorCode } from "../errors.js";
+import { Session } from "../session.js";
+
+export interface MbArgs extends CommonArgs {
+  bucket: string;
+}
+
+export interface RbArgs extends CommonArgs {
+  bucket: string;
+  force: boolean;
+}
+
+export function mbBuilder(y: Argv) {
+  return withCommonOptions(y).positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to create (in --region)" });
+}
+
+export function rbBuilder(y: Argv) {
+  return withCommonOptions(y)
+    .positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to delete" })
+    .option("force", { type: "boolean", default: false, describe: "first delete every object in the bucket and abort its in-progress multipart uploads" });
+}
+
+/** The bucket an `mb`/`rb` argument names: s3://bucket, with nothing after it but one "/". */
+function bucketOf(command: string, arg: string): string {
+  const loc = parseLocation(arg);
+  if (loc.kind !== "s3") throw new UsageError(`${command} needs an s3://bucket URL, got "${arg}"`);
+  if (loc.key !== "" && loc.key !== "/") throw new UsageError(`${command} takes a bucket, not an object: "${arg}" (did you mean s3://${loc.bucket}?)`);
+  return loc.bucket;
+}
+
+/** `s3x mb s3://bucket`: creates a bucket, as `aws s3 mb`. */
+export async function runMb(args: MbArgs): Promise<number> {
+  const bucket = bucketOf("mb", args.bucket);
+  const session = new Session(args, { progressAllowed: false });
+  const ctx = session.context;
+  try {
+    await withRetries(`CreateBucket s3://${bucket}`, ctx.retry, () => createBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal }).catch((err: unknown) => {
+      const code = errorCode(err);
+      if (code === "BucketAlreadyOwnedByYou") throw new Error(`s3://${bucket} already exists (and is yours)`);
+      if (code === "BucketAlreadyExists") throw new Error(`s3://${bucket} already exists: bucket names are shared by every account, choose another`);
+      throw err;
+    });
+    if (args.json) await session.stdout.write(JSON.stringify({ action: "make_bucket", bucket, status: "ok" }) + "\n");
+    else if (!args.quiet) await session.stdout.write(`make_bucket: ${bucket}\n`);
+    return 0;
+  } finally {
+    await session.close();
+  }
+}
+
+/**
+ * `s3x rb s3://bucket`: deletes an empty bucket, as `aws s3 rb`. With
+ * --force it first deletes every object (one line each, as rm -r) and aborts
+ * in-progress multipart uploads; if any of that fails the bucket is kept.
+ */
+export async function runRb(args: RbArgs): Promise<number> {
+  const bucket = bucketOf("rb", args.bucket);
+  const session = new Session(args, { progressAllowed: false });
+  const ctx = session.context;
+  try {
+    if (args.force) {
+      const deletions = new DeletionReport(session, args);
+      await deleteUnder(ctx, bucket, "", { selected: () => true, dryrun: false }, deletions.add);
+      await abortUploadsUnder(ctx, bucket, "", { startedBefore: Number.POSITIVE_INFINITY, dryrun: false }, deletions.add);
+      if (session.signal.aborted) throw session.signal.reason;
+      if (deletions.failed > 0) throw new Error(`s3://${bucket} kept: ${deletions.failed} of its objects or uploads could not be deleted`);
+    }
+    await withRetries(`DeleteBucket s3://${bucket}`, ctx.retry, () => deleteBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal }).catch((err: unknown) => {
+      if (errorCode(err) === "BucketNotEmpty") throw new Error(`s3://${bucket} is not empty: delete its objects first, or use rb --force`);
+      throw err;
+    });
+    if (args.json) await session.stdout.write(JSON.stringify({ action: "remove_bucket", bucket, status: "ok" }) + "\n");
+    else if (!args.quiet) await session.stdout.write(`remove_bucket: ${bucket}\n`);
+    return 0;
+  } finally {
+    await session.close();
+  }
+}
