@@ -9,6 +9,7 @@ import { routingOf, type AttemptRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
 import { RAW_METHODS, RawPools, rawRequest, sentInSlices, UPLOAD_SLICE_BYTES, type RawTimeouts } from "./raw-http.js";
+import { answersWithDocument } from "./document-answers.js";
 
 /**
  * The AWS SDK's request handler, built on undici: every request the SDK makes
@@ -56,7 +57,8 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
       const body = rawBody(request.body);
       if (body !== null) {
         const expected = Math.max(body?.byteLength ?? 0, rangeLength(headers));
-        const response = await rawRequest(this.raw, address, host, port, request.method, path, headers, body, expected, options?.abortSignal as AbortSignal | undefined, routing);
+        const fresh = answersWithDocument(request.method, request.query, headers);
+        const response = await rawRequest(this.raw, address, host, port, request.method, path, headers, body, expected, options?.abortSignal as AbortSignal | undefined, routing, fresh);
         return { response };
       }
     }

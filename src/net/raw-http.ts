@@ -603,7 +603,8 @@ const RESENDABLE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "
  * Sends a request (already signed) to
  * `address` on a raw keep-alive connection and resolves when the response
  * headers are in; the body then flows into a ResponseBody whose `readInto`
- * lets the socket fill the part buffer.
+ * lets the socket fill the part buffer. With `fresh` it goes out on a new
+ * connection (see net/document-answers.ts), which then joins the pool.
  */
 export function rawRequest(
   pools: RawPools,
@@ -617,6 +618,7 @@ export function rawRequest(
   expectedBytes: number,
   signal: AbortSignal | undefined,
   routing?: AttemptRouting,
+  fresh = false,
 ): Promise<HttpResponse> {
   return new Promise<HttpResponse>((resolve, reject) => {
     if (signal?.aborted) {
@@ -649,7 +651,7 @@ export function rawRequest(
     let resent = false;
     const send = (): void => {
       // The second try opens a new connection: the other idle ones may be as stale as the first.
-      const { conn, reused } = pools.take(address, port, resent);
+      const { conn, reused } = pools.take(address, port, resent || fresh);
       exchange.conn = conn;
       conn.start(exchange, head, body);
       canResend = reused && RESENDABLE_METHODS.has(method);

@@ -229,6 +229,31 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     assert.equal(s.connections(), 2, "a POST that may have reached the server is not sent again here");
   });
 
+  it("sends a request marked fresh on a new connection, which then serves kept-alive requests", async () => {
+    // Answers as radosgw does for documents: the head, then the chunked body in a second write.
+    const s = await serve((_req, socket) => {
+      socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      setImmediate(() => socket.write("5\r\n<a/>\n\r\n0\r\n\r\n"));
+    });
+    server = s.server;
+    const send = async (method: string, fresh: boolean): Promise<string> => {
+      const response = await rawRequest(pools, host.addresses[0], host, s.port, method, "/b?list-type=2", { host: "s3.test" }, undefined, 0, undefined, undefined, fresh);
+      const chunks: Buffer[] = [];
+      for await (const chunk of response.body as AsyncIterable<Buffer>) chunks.push(chunk);
+      return Buffer.concat(chunks).toString();
+    };
+    assert.equal(await send("GET", false), "<a/>\n");
+    assert.equal(await send("GET", false), "<a/>\n");
+    assert.equal(s.connections(), 1);
+    assert.equal(await send("GET", true), "<a/>\n");
+    assert.equal(await send("POST", true), "<a/>\n");
+    assert.equal(s.connections(), 3, "each fresh request opened its own connection");
+    // The fresh ones went back to the pool: plain requests reuse them.
+    for (let i = 0; i < 3; i++) assert.equal(await send("GET", false), "<a/>\n");
+    assert.equal(s.connections(), 3);
+    assert.equal(host.stats()[0].errors, 0);
+  });
+
   it("sends POST bodies (CompleteMultipartUpload) and reads a chunked XML answer whole", async () => {
     const seen: string[] = [];
     const xml = '<?xml version="1.0"?><CompleteMultipartUploadResult><ETag>"abc-3"</ETag></CompleteMultipartUploadResult>';
