@@ -13,7 +13,10 @@
  * stdout into `openssl dgst -sha256`, (4) upload from stdin, (5) upload
  * 2,000 × 64 KiB files recursively, (6) download them, (7) list 10,000 keys,
  * (8) no-op sync of the 2,000 files, (9) S3 → S3 copy of the big object.
- * Within a workload the tools run interleaved (A B C A B C …); every run is
+ * Within a workload the tools run interleaved, the order rotated every round
+ * (A B C, B C A, C A B …: no tool always runs right after the same one, whose
+ * leftovers on the server — deferred garbage collection of a 1 GiB object it
+ * overwrote or deleted — it would always pay for); every run is
  * checked — sha256 of files and streams, uploads read back with curl (its own
  * SigV4 signer) or compared by ETag = MD5 — and a wrong answer fails the
  * cell instead of counting. Each cell reports the median wall time, the rate,
@@ -980,7 +983,7 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
       }
     }
     for (let run = 0; run < runs; run++) {
-      for (const v of tools) {
+      for (const v of tools.map((_, i) => tools[(i + run) % tools.length])) {
         const cell = row.get(v.id)!;
         if (cell.error) continue;
         await w.before?.(v, run);
@@ -1051,7 +1054,7 @@ function render(
   p();
   p(
     `Method: ${quick ? "**quick mode** (small sizes, for development only), " : ""}median of ${runs} run${runs === 1 ? "" : "s"} per cell, tools interleaved within each workload ` +
-      "(A B C A B C …); every run checked (column *checked*), a failed or wrong run fails its cell. Wall seconds include each tool's start-up. " +
+      "(A B C, B C A, C A B …: the order rotates every round); every run checked (column *checked*), a failed or wrong run fails its cell. Wall seconds include each tool's start-up. " +
       "Client CPU-s = user + system of the tool's process tree, peak RSS of its largest process (GNU time); server CPU-s = ceph-mon + ceph-osd + radosgw " +
       "(/proc/PID/stat). Ratio = s3x wall / best peer wall: below 1.00 s3x is faster. " +
       `Before every timed run of a ${sizeText(bigSize)} workload the benchmark writes and deletes a scratch file of that size, so every tool ` +
