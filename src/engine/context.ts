@@ -81,6 +81,40 @@ export function childController(parent: AbortSignal): { controller: AbortControl
 }
 
 /**
+ * The cancellation scope of one object transfer, made only when needed. An
+ * object fetched in one request needs no signal of its own: the command's
+ * will do, and most objects of a recursive download are that small. Once it
+ * takes several requests (`split`), they share a child signal that one failed
+ * request aborts for its siblings. A child controller costs an AbortSignal
+ * and two listener updates, ~50 µs per object on our machines.
+ */
+export class ObjectScope {
+  private child: { controller: AbortController; dispose: () => void } | undefined;
+
+  constructor(private readonly parent: AbortSignal) {}
+
+  /** What the object's requests listen on: the command's signal until split. */
+  get signal(): AbortSignal {
+    return this.child?.controller.signal ?? this.parent;
+  }
+
+  /** From now on the object's requests share a signal of their own. */
+  split(): void {
+    this.child ??= childController(this.parent);
+  }
+
+  /** Cancels the object's requests (never the command's). */
+  abort(reason: unknown): void {
+    this.split();
+    this.child!.controller.abort(reason);
+  }
+
+  dispose(): void {
+    this.child?.dispose();
+  }
+}
+
+/**
  * Waits until the request queue has a free slot ahead, then for a part
  * buffer. Without the first wait a producer would fill the whole memory
  * budget with buffers for parts that are only queued, not in flight:

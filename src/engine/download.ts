@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { partAt, planParts } from "../plan/parts.js";
 import { coveredBytes, missingRanges, type ByteRange } from "../plan/ranges.js";
 import { getRange, headObject, ObjectLargerThanBufferError, type ObjectInfo, type ObjectRef, type RangeResult } from "../s3/operations.js";
-import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
+import { acquirePartBuffer, ObjectScope, retryHooks, type TransferContext } from "./context.js";
 import { compositeParts, RangeVerifier, type StoredChecksum } from "./integrity/verifier.js";
 import { isInterruption } from "./resume/interruption.js";
 import { RequestError, withRetries } from "./retry.js";
@@ -76,15 +76,28 @@ interface Run {
   ctx: TransferContext;
   ref: ObjectRef;
   sink: DownloadSink;
-  signal: AbortSignal;
+  /** Cancels this object's requests; split once it takes more than one. */
+  scope: ObjectScope;
+  /** The scope's signal (read it where it is used: it changes on split). */
+  readonly signal: AbortSignal;
   group: TaskGroup;
   /** Checks the bytes against the object's stored checksum, once that is known (undefined: nothing to check). */
   verifier: Promise<RangeVerifier | undefined>;
 }
 
 async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, partSize: number, sizeHint: number | undefined, options: DownloadOptions): Promise<DownloadResult> {
-  const { controller, dispose } = childController(ctx.signal);
-  const run: Run = { ctx, ref, sink, signal: controller.signal, group: new TaskGroup(controller), verifier: Promise.resolve(undefined) };
+  const scope = new ObjectScope(ctx.signal);
+  const run: Run = {
+    ctx,
+    ref,
+    sink,
+    scope,
+    get signal() {
+      return scope.signal;
+    },
+    group: new TaskGroup(scope),
+    verifier: Promise.resolve(undefined),
+  };
   try {
     const previous = await previousDownload(ctx, ref, sink, options);
     if (previous) {
@@ -94,7 +107,7 @@ async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: Download
     }
     return await freshDownload(run, partSize, sizeHint, options);
   } catch (err) {
-    controller.abort(err);
+    scope.abort(err);
     await run.group.settle();
     const failure = run.group.firstError ?? err;
     const kept = await sink.discard(isInterruption(failure, ctx.signal) && !(failure instanceof ChecksumMismatchError));
@@ -109,7 +122,7 @@ async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: Download
     }
     throw failure;
   } finally {
-    dispose();
+    scope.dispose();
   }
 }
 
@@ -127,7 +140,9 @@ async function previousDownload(ctx: TransferContext, ref: ObjectRef, sink: Down
 }
 
 async function freshDownload(run: Run, partSize: number, sizeHint: number | undefined, options: DownloadOptions): Promise<DownloadResult> {
-  const { ctx, ref, sink, signal, group } = run;
+  const { ctx, ref, sink, group } = run;
+  // Until the first answer shows more requests are needed, this is the command's signal.
+  const signal = run.signal;
   // A listing already told the size: a small object needs a small buffer.
   const firstSize = sizeHint !== undefined && sizeHint > 0 ? Math.min(partSize, sizeHint) : partSize;
   if (sizeHint === 0) return await downloadEmpty(ctx, ref, sink, signal);
@@ -152,6 +167,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
     throw new Error(`GET ${describe(ref)}: the server ignored the Range header`);
   }
   const size = first.objectSize;
+  if (first.bytes < size) run.scope.split();
   ctx.progress.addTotal(size);
   ctx.progress.addDone(0);
   run.verifier = verifierFor(run, first, size);
@@ -194,6 +210,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
  * versions. Returns undefined when it must start over.
  */
 async function resumeDownload(run: Run, previous: PartialDownload, partSize: number, options: DownloadOptions): Promise<DownloadResult | undefined> {
+  run.scope.split();
   const { ctx, ref, sink, signal } = run;
   const { etag, size } = previous.identity;
   const missing = missingRanges(previous.done, size, partSize);

@@ -8,7 +8,8 @@ export class TaskGroup {
   private error: unknown;
   private hasFailed = false;
 
-  constructor(private readonly controller: AbortController) {}
+  /** `controller`: an AbortController, or anything that aborts the tasks' signal likewise (engine/context ObjectScope). */
+  constructor(private readonly controller: { abort(reason: unknown): void; readonly signal: AbortSignal }) {}
 
   get failed(): boolean {
     return this.hasFailed || this.controller.signal.aborted;
