@@ -12,7 +12,7 @@ import { downloadObject } from "../../engine/download.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
 import { LeftoverIndex } from "../../engine/sinks/leftover-index.js";
 import { forgetFinishedUploads, uploadFile } from "../../engine/upload.js";
-import { walkFiles, type LocalEntry } from "../../engine/walk.js";
+import { PathStats, walkFiles, type LocalEntry } from "../../engine/walk.js";
 import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { deleteKeys } from "../../engine/delete.js";
@@ -76,6 +76,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const walk = walkFiles(source.path, {
       followSymlinks: args["follow-symlinks"],
       onProblem: (p) => batch.record({ action: "upload", source: join(source.path, p.relativePath), destination: "", size: 0, status: "failed", error: new Error(p.message) }),
+      // Stats may block while no request is queued or running (a sync gathering both sides, a copy's first files).
+      mayBlock: () => ctx.queue.pending === 0 && ctx.queue.size === 0,
     });
     // sync needs the destination's listing before deciding anything: walk
     // the directory while the listing pages, instead of one after the other.
@@ -119,6 +121,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const seen = new Set<string>();
     const madeDirectories = new Set<string>([root]);
     const leftovers = new LeftoverIndex();
+    // As for an upload's walk: synchronous stats while nothing is queued or running.
+    const localStats = new PathStats(() => ctx.queue.pending === 0 && ctx.queue.size === 0);
     for await (const obj of listing(session, source.bucket, prefix)) {
       const relativeKey = obj.key.slice(prefix.length);
       const placement = placeKey(relativeKey);
@@ -139,7 +143,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       }
       seen.add(placement.relativePath);
       if (skipFinished) {
-        const local = await stat(target).catch(() => undefined);
+        const local = await localStats.stat(target);
         if (local?.isFile() && !needsCopy({ size: obj.size, mtimeMs: obj.lastModified.getTime() }, { size: local.size, mtimeMs: local.mtimeMs }, "download", rules)) {
           batch.record({ action: "download", source: src, destination: target, size: obj.size, status: "skipped" });
           continue;

@@ -3,16 +3,29 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { walkFiles, type LocalEntry, type WalkProblem } from "../../../src/engine/walk.js";
+import { PathStats, walkFiles, type LocalEntry, type WalkProblem } from "../../../src/engine/walk.js";
 
-async function walk(root: string, followSymlinks = true): Promise<{ files: LocalEntry[]; problems: WalkProblem[] }> {
-  const files: LocalEntry[] = [];
-  const problems: WalkProblem[] = [];
-  for await (const entry of walkFiles(root, { followSymlinks, onProblem: (p) => problems.push(p) })) files.push(entry);
-  return { files, problems };
-}
+/** How the walk stats: through the thread pool, synchronously, or synchronously until transfers start (every other batch). */
+const MODES: { name: string; mayBlock: (() => () => boolean) | undefined }[] = [
+  { name: "thread-pool stats", mayBlock: undefined },
+  { name: "synchronous stats", mayBlock: () => () => true },
+  {
+    name: "synchronous stats only while allowed",
+    mayBlock: () => {
+      let calls = 0;
+      return () => calls++ % 2 === 0;
+    },
+  },
+];
 
-describe("engine/walk", () => {
+for (const mode of MODES) describe(`engine/walk (${mode.name})`, () => {
+  async function walk(root: string, followSymlinks = true): Promise<{ files: LocalEntry[]; problems: WalkProblem[] }> {
+    const files: LocalEntry[] = [];
+    const problems: WalkProblem[] = [];
+    for await (const entry of walkFiles(root, { followSymlinks, onProblem: (p) => problems.push(p), mayBlock: mode.mayBlock?.() })) files.push(entry);
+    return { files, problems };
+  }
+
   let dir: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "s3x-walk-"));
@@ -72,5 +85,55 @@ describe("engine/walk", () => {
     const reported = problems.map((p) => p.relativePath).sort();
     assert.deepEqual(reported, asRoot ? ["dangling"] : ["dangling", "locked"]);
     assert.match(problems.find((p) => p.relativePath === "dangling")!.message, /ENOENT/);
+  });
+});
+
+describe("engine/walk: synchronous stats", () => {
+  it("a slow batch of stats ends synchronous stats for the rest of the walk, which still yields every file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "s3x-walk-"));
+    try {
+      for (let i = 0; i < 300; i++) await writeFile(join(dir, `f${i}`), Buffer.alloc(i % 7));
+      let asked = 0;
+      const files: LocalEntry[] = [];
+      // Every stat counts as slow: after the first batch (128 of 300 files) mayBlock is never asked again.
+      for await (const entry of walkFiles(dir, { followSymlinks: true, onProblem: () => undefined, mayBlock: () => (asked++, true), slowStatMs: -1 })) files.push(entry);
+      assert.equal(asked, 1);
+      assert.equal(files.length, 300);
+      assert.equal(new Set(files.map((f) => f.relativePath)).size, 300);
+      for (const f of files) assert.equal(f.size, Number(f.relativePath.slice(1)) % 7);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("engine/walk: PathStats", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "s3x-stats-"));
+    await writeFile(join(dir, "file"), "12345");
+    await mkdir(join(dir, "sub"));
+    await symlink(join(dir, "file"), join(dir, "link"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  for (const [name, mayBlock] of [["synchronously", () => true], ["through the thread pool", () => false]] as const) {
+    it(`stats files, folders and followed links, and gives undefined for what is missing (${name})`, async () => {
+      const stats = new PathStats(mayBlock);
+      assert.equal((await stats.stat(join(dir, "file")))?.size, 5);
+      assert.equal((await stats.stat(join(dir, "link")))?.size, 5);
+      assert.equal((await stats.stat(join(dir, "sub")))?.isDirectory(), true);
+      assert.equal(await stats.stat(join(dir, "missing")), undefined);
+      assert.equal(await stats.stat(join(dir, "file", "below-a-file")), undefined);
+    });
+  }
+
+  it("goes back to the thread pool for good once stats average slow, and asks mayBlock only until then", async () => {
+    let asked = 0;
+    const stats = new PathStats(() => (asked++, true), -1);
+    for (let i = 0; i < 100; i++) assert.equal((await stats.stat(join(dir, "file")))?.size, 5);
+    assert.equal(asked, 32, "judged after 32 stats, then never asked again");
   });
 });
