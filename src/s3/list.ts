@@ -27,17 +27,20 @@ export interface ListPage {
 export async function* listPages(
   list: (token: string | undefined) => Promise<ListPage & { nextToken?: string }>,
 ): AsyncGenerator<ListPage> {
-  let next: Promise<ListPage & { nextToken?: string }> | undefined = list(undefined);
-  try {
-    while (next) {
-      const page: ListPage & { nextToken?: string } = await next;
-      next = page.nextToken ? list(page.nextToken) : undefined;
-      yield { objects: page.objects, prefixes: page.prefixes };
-    }
-  } finally {
-    // The caller stopped early (break, or an error of its own): the page
-    // requested ahead is not wanted, and its failure must not go unhandled.
-    next?.catch(() => undefined);
+  // A page asked for ahead may fail while the caller still works on the one
+  // before (for seconds, during transfers): marked handled at once, so Node
+  // does not report it as unhandled (and exit); the loop still awaits it and
+  // throws the failure there. A caller that stops early never sees it.
+  const ask = (token: string | undefined): Promise<ListPage & { nextToken?: string }> => {
+    const page = list(token);
+    page.catch(() => undefined);
+    return page;
+  };
+  let next: Promise<ListPage & { nextToken?: string }> | undefined = ask(undefined);
+  while (next) {
+    const page: ListPage & { nextToken?: string } = await next;
+    next = page.nextToken ? ask(page.nextToken) : undefined;
+    yield { objects: page.objects, prefixes: page.prefixes };
   }
 }
 

@@ -48,8 +48,7 @@ export async function runMb(args: MbArgs): Promise<number> {
       if (code === "BucketAlreadyExists") throw new Error(`s3://${bucket} already exists: bucket names are shared by every account, choose another`);
       throw err;
     });
-    if (args.json) await session.stdout.write(JSON.stringify({ action: "make_bucket", bucket, status: "ok" }) + "\n");
-    else if (!args.quiet) await session.stdout.write(`make_bucket: ${bucket}\n`);
+    await announce(session, args, "make_bucket", bucket);
     return 0;
   } finally {
     await session.close();
@@ -77,10 +76,15 @@ export async function runRb(args: RbArgs): Promise<number> {
       if (errorCode(err) === "BucketNotEmpty") throw new Error(`s3://${bucket} is not empty: delete its objects first, or use rb --force`);
       throw err;
     });
-    if (args.json) await session.stdout.write(JSON.stringify({ action: "remove_bucket", bucket, status: "ok" }) + "\n");
-    else if (!args.quiet) await session.stdout.write(`remove_bucket: ${bucket}\n`);
+    await announce(session, args, "remove_bucket", bucket);
     return 0;
   } finally {
     await session.close();
   }
+}
+
+/** The line aws-cli prints for a bucket made or removed (a JSON line with --json, nothing with --quiet). */
+async function announce(session: Session, args: CommonArgs, action: "make_bucket" | "remove_bucket", bucket: string): Promise<void> {
+  if (args.json) await session.stdout.write(JSON.stringify({ action, bucket, status: "ok" }) + "\n");
+  else if (!args.quiet) await session.stdout.write(`${action}: ${bucket}\n`);
 }

@@ -55,6 +55,30 @@ describe("listPages", () => {
     assert.deepEqual(unhandled, []);
   });
 
+  it("a page asked ahead that fails while the caller is busy is not unhandled, and fails the listing when reached", async () => {
+    const { list } = pager([page(0, false), page(1, true)], 1);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    const keys: string[] = [];
+    try {
+      await assert.rejects(
+        (async () => {
+          for await (const p of listPages(list)) {
+            keys.push(...p.objects.map((o) => o.key));
+            // Busy with this page (transfers) long after the next one failed.
+            await new Promise((resolve) => setTimeout(resolve, 30));
+          }
+        })(),
+        /page 1 failed/,
+      );
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    assert.deepEqual(keys, ["k0"]);
+    assert.deepEqual(unhandled, []);
+  });
+
   it("a failed page fails the listing after the pages before it", async () => {
     const { list } = pager([page(0, false), page(1, false), page(2, true)], 1);
     const keys: string[] = [];
