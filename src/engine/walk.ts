@@ -48,7 +48,7 @@ export async function* walkFiles(root: string, options: WalkOptions): AsyncGener
 /** One walk's settings and what it learnt about the file system on the way. */
 interface Walk {
   options: WalkOptions;
-  /** Synchronous stats are still allowed (none was slow). */
+  /** Synchronous stats are still allowed (no batch was slow). */
   syncStats: boolean;
 }
 

@@ -67,6 +67,9 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   // cp --resume skips what an earlier run finished, by sync's rules; the unfinished object resumes.
   const skipFinished = sync || args.resume;
   const started = Date.now();
+  // Local stats may block the event loop while no request is queued or
+  // running (a sync gathering both sides, a copy's first files): engine/walk.
+  const nothingInFlight = (): boolean => ctx.queue.pending === 0 && ctx.queue.size === 0;
 
   if (source.kind === "local" && dest.kind === "s3") {
     const info = await stat(source.path);
@@ -76,8 +79,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const walk = walkFiles(source.path, {
       followSymlinks: args["follow-symlinks"],
       onProblem: (p) => batch.record({ action: "upload", source: join(source.path, p.relativePath), destination: "", size: 0, status: "failed", error: new Error(p.message) }),
-      // Stats may block while no request is queued or running (a sync gathering both sides, a copy's first files).
-      mayBlock: () => ctx.queue.pending === 0 && ctx.queue.size === 0,
+      mayBlock: nothingInFlight,
     });
     // sync needs the destination's listing before deciding anything: walk
     // the directory while the listing pages, instead of one after the other.
@@ -121,8 +123,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const seen = new Set<string>();
     const madeDirectories = new Set<string>([root]);
     const leftovers = new LeftoverIndex();
-    // As for an upload's walk: synchronous stats while nothing is queued or running.
-    const localStats = new PathStats(() => ctx.queue.pending === 0 && ctx.queue.size === 0);
+    const localStats = new PathStats(nothingInFlight);
     for await (const obj of listing(session, source.bucket, prefix)) {
       const relativeKey = obj.key.slice(prefix.length);
       const placement = placeKey(relativeKey);
