@@ -128,6 +128,19 @@ export class StdoutLines {
     this.write(text).catch(() => undefined);
   }
 
+  /**
+   * Resolves once everything written so far has been taken by the OS or has
+   * failed. Writes to a pipe complete later, in the event loop: a command
+   * that printed its lines and decided its exit status at once would exit 0
+   * although its reader had gone (`rm -r --dryrun … | head -1`). After this,
+   * such a failure has cancelled the run through onBroken.
+   */
+  settled(): Promise<void> {
+    if (this.failure || !this.listening) return Promise.resolve();
+    // An empty write completes after every earlier one, and fails if they did.
+    return this.write("").catch(() => undefined);
+  }
+
   private fail(err: Error): void {
     if (this.failure) return;
     this.failure = err;

@@ -69,6 +69,7 @@ export async function runRb(args: RbArgs): Promise<number> {
       const deletions = new DeletionReport(session, args);
       await deleteUnder(ctx, bucket, "", { selected: () => true, dryrun: false }, deletions.add);
       await abortUploadsUnder(ctx, bucket, "", { startedBefore: Number.POSITIVE_INFINITY, dryrun: false }, deletions.add);
+      await session.stdout.settled();
       if (session.signal.aborted) throw session.signal.reason;
       if (deletions.failed > 0) throw new Error(`s3://${bucket} kept: ${deletions.failed} of its objects or uploads could not be deleted`);
     }
