@@ -69,6 +69,16 @@ export class Session {
     return this.controller.signal;
   }
 
+  /**
+   * Before a command decides its exit status: waits until its printed lines
+   * have reached stdout or failed (StdoutLines.settled), then throws the
+   * reason the run was stopped for (Ctrl-C, a reader gone away, stop()).
+   */
+  async throwIfStopped(): Promise<void> {
+    await this.stdout.settled();
+    if (this.controller.signal.aborted) throw this.controller.signal.reason;
+  }
+
   /** Cancels every transfer of the command; the command then ends with `reason`. */
   stop(reason: Error): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);

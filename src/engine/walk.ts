@@ -23,8 +23,8 @@ export interface WalkOptions {
    * would stall (a sync still gathering both sides, a copy not started yet).
    * Then a batch is stat'ed synchronously, which on a local disk costs a
    * fraction of the thread pool's round trips (2,000 files here: ~40 ms of
-   * CPU instead of ~120). A batch slower than `slowStatMs` per stat (a
-   * network file system) ends that for the rest of the walk.
+   * CPU instead of ~120). Stats averaging more than `slowStatMs` (a network
+   * file system) end that for the rest of the walk.
    */
   mayBlock?: () => boolean;
   /** Synchronous stats averaging more than this (default 0.1 ms; ~0.005 on a local disk) go back to the thread pool. */
@@ -34,6 +34,26 @@ export interface WalkOptions {
 const SLOW_STAT_MS = 0.1;
 
 /**
+ * Whether synchronous stats still pay: their running average stays under
+ * `slowStatMs` (judged from 32 stats on, as a busy machine preempts a single
+ * stat now and then). Once slow, for good: the file system is remote.
+ */
+class SyncStatJudge {
+  fast = true;
+  private count = 0;
+  private spentMs = 0;
+
+  constructor(private readonly slowStatMs = SLOW_STAT_MS) {}
+
+  /** `stats` synchronous stats took `ms` milliseconds. */
+  record(ms: number, stats: number): void {
+    this.count += stats;
+    this.spentMs += ms;
+    if (this.count >= 32 && this.spentMs / this.count > this.slowStatMs) this.fast = false;
+  }
+}
+
+/**
  * Streams every regular file under `root`, depth first, without reading
  * whole directories into memory first. Symlinks are followed by default (as
  * aws-cli); a link back to a directory on the current path is a loop,
@@ -41,15 +61,15 @@ const SLOW_STAT_MS = 0.1;
  */
 export async function* walkFiles(root: string, options: WalkOptions): AsyncGenerator<LocalEntry> {
   const rootStat = await stat(root);
-  const walk: Walk = { options, syncStats: options.mayBlock !== undefined };
+  const walk: Walk = { options, judge: new SyncStatJudge(options.slowStatMs) };
   yield* walkDirectory(root, "", new Set([`${rootStat.dev}:${rootStat.ino}`]), walk);
 }
 
 /** One walk's settings and what it learnt about the file system on the way. */
 interface Walk {
   options: WalkOptions;
-  /** Synchronous stats are still allowed (no batch was slow). */
-  syncStats: boolean;
+  /** Whether synchronous stats are still fast enough to use. */
+  judge: SyncStatJudge;
 }
 
 /**
@@ -80,7 +100,7 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
   }
   const statAll = async function* (entries: Dirent[]): AsyncGenerator<LocalEntry> {
     const results =
-      walk.syncStats && options.mayBlock!()
+      options.mayBlock !== undefined && walk.judge.fast && options.mayBlock()
         ? statBatchSync(absolute, entries, walk)
         : await Promise.all(entries.map((dirent) => statEntry(join(absolute, dirent.name), dirent, options.followSymlinks)));
     for (const result of results) yield* visit(result);
@@ -117,16 +137,11 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
   yield* statAll(batch);
 }
 
-/**
- * statEntry for a batch, synchronously. A batch that averaged more than
- * `slowStatMs` per stat (a network file system, where the thread pool's
- * parallel stats win) ends synchronous stats for the rest of the walk; the
- * average, not one stat, decides, as a busy machine preempts a stat now and then.
- */
+/** statEntry for a batch, synchronously, timed for the walk's judge. */
 function statBatchSync(directory: string, entries: Dirent[], walk: Walk): StatResult[] {
   const started = performance.now();
   const results = entries.map((dirent) => statEntrySync(join(directory, dirent.name), dirent, walk.options.followSymlinks));
-  if ((performance.now() - started) / Math.max(1, entries.length) > (walk.options.slowStatMs ?? SLOW_STAT_MS)) walk.syncStats = false;
+  walk.judge.record(performance.now() - started, entries.length);
   return results;
 }
 
@@ -156,27 +171,25 @@ async function statEntry(path: string, dirent: Dirent, followSymlinks: boolean):
  * objects otherwise waits on 2,000 thread-pool round trips one after another.
  */
 export class PathStats {
-  private sync = true;
-  private count = 0;
-  private spentMs = 0;
+  private readonly judge: SyncStatJudge;
 
   constructor(
     private readonly mayBlock: () => boolean,
-    private readonly slowStatMs = SLOW_STAT_MS,
-  ) {}
+    slowStatMs?: number,
+  ) {
+    this.judge = new SyncStatJudge(slowStatMs);
+  }
 
   /** The path's stat (symlinks followed), or undefined when there is nothing there (or it cannot be read). */
   async stat(path: string): Promise<Stats | undefined> {
-    if (!this.sync || !this.mayBlock()) return stat(path).catch(() => undefined);
+    if (!this.judge.fast || !this.mayBlock()) return stat(path).catch(() => undefined);
     const started = performance.now();
     try {
       return statSync(path, { throwIfNoEntry: false });
     } catch {
       return undefined;
     } finally {
-      this.spentMs += performance.now() - started;
-      // Judged on an average, as for a walk's batch: one preempted stat says nothing.
-      if (++this.count % 32 === 0 && this.spentMs / this.count > this.slowStatMs) this.sync = false;
+      this.judge.record(performance.now() - started, 1);
     }
   }
 }

@@ -69,8 +69,7 @@ export async function runRb(args: RbArgs): Promise<number> {
       const deletions = new DeletionReport(session, args);
       await deleteUnder(ctx, bucket, "", { selected: () => true, dryrun: false }, deletions.add);
       await abortUploadsUnder(ctx, bucket, "", { startedBefore: Number.POSITIVE_INFINITY, dryrun: false }, deletions.add);
-      await session.stdout.settled();
-      if (session.signal.aborted) throw session.signal.reason;
+      await session.throwIfStopped();
       if (deletions.failed > 0) throw new Error(`s3://${bucket} kept: ${deletions.failed} of its objects or uploads could not be deleted`);
     }
     await withRetries(`DeleteBucket s3://${bucket}`, ctx.retry, () => deleteBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal }).catch((err: unknown) => {

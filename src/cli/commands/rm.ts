@@ -56,8 +56,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     const prefix = asDirectoryPrefix(loc.key);
     const filters = compileFilters(filtersFromArgv(argv));
     await deleteUnder(ctx, loc.bucket, prefix, { selected: (key) => isIncluded(filters, key.slice(prefix.length)), dryrun: args.dryrun }, report);
-    await session.stdout.settled();
-    if (session.signal.aborted) throw session.signal.reason;
+    await session.throwIfStopped();
     if (!args.quiet && !args.json) process.stderr.write(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed\n`);
     return deletions.failed > 0 ? 1 : 0;
   } finally {
@@ -77,7 +76,6 @@ export function parseAge(text: string): number {
 async function abortUploads(session: Session, bucket: string, prefix: string, args: RmArgs, deletions: DeletionReport): Promise<number> {
   const startedBefore = args["older-than"] !== undefined ? Date.now() - parseAge(args["older-than"]) : Number.POSITIVE_INFINITY;
   await abortUploadsUnder(session.context, bucket, prefix, { startedBefore, dryrun: args.dryrun }, deletions.add);
-  await session.stdout.settled();
-  if (session.signal.aborted) throw session.signal.reason;
+  await session.throwIfStopped();
   return deletions.failed > 0 ? 1 : 0;
 }

@@ -206,8 +206,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   }
 
   const summary = await batch.finish();
-  await session.stdout.settled();
-  if (session.signal.aborted) throw session.signal.reason;
+  await session.throwIfStopped();
   const seconds = (Date.now() - started) / 1000;
   if (args.json) {
     const { requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects } = ctx.stats;

@@ -58,6 +58,9 @@ const crc32c: Crc32Function = (data, initial) => (crc32cImpl ??= loadNativeCrc32
 let zlib: { crc32: Crc32Function } | undefined;
 const crc32: Crc32Function = (data, initial) => (zlib ??= createRequire(import.meta.url)("node:zlib") as { crc32: Crc32Function }).crc32(data, initial);
 
+// Loaded at the first CRC64NVME, once (the bundle keeps it out of start-up).
+let crc64Module: Promise<typeof import("@aws-sdk/crc64-nvme")> | undefined;
+
 function uint32(value: number): Buffer {
   const out = Buffer.allocUnsafe(4);
   out.writeUInt32BE(value >>> 0);
@@ -72,8 +75,7 @@ export async function digestOf(algorithm: ChecksumAlgorithm, data: Uint8Array): 
     case "CRC32":
       return uint32(crc32(data));
     case "CRC64NVME": {
-      // Loaded at the first CRC64NVME (the bundle keeps it out of start-up).
-      const { Crc64Nvme } = await import("@aws-sdk/crc64-nvme");
+      const { Crc64Nvme } = await (crc64Module ??= import("@aws-sdk/crc64-nvme"));
       const hash = new Crc64Nvme();
       hash.update(data);
       return Buffer.from(await hash.digest());
