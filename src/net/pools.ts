@@ -1,4 +1,5 @@
 import { isIP, type Socket } from "node:net";
+import type { SecureContext } from "node:tls";
 import { buildConnector, Pool } from "undici";
 import { RateMeter } from "./rate-meter.js";
 import { loopLag } from "./loop-lag.js";
@@ -28,6 +29,20 @@ export interface NetOptions {
    * this is false; then every request goes through undici, as over TLS.
    */
   ownHttp?: boolean;
+  /** How an https endpoint's certificate is checked; undefined: Node's defaults. */
+  tls?: TlsSettings;
+}
+
+/** TLS settings for an https endpoint (--ca-bundle, --no-verify-ssl). */
+export interface TlsSettings {
+  /**
+   * The CAs to trust instead of Node's root store, parsed once: given as
+   * `ca` to every connect instead, OpenSSL would parse the bundle again for
+   * each connection.
+   */
+  secureContext?: SecureContext;
+  /** Whether the certificate is verified at all. */
+  verify: boolean;
 }
 
 export const DEFAULT_NET_OPTIONS: NetOptions = {
@@ -150,7 +165,11 @@ export class AddressPool {
   ) {
     const host = isIP(address) === 6 ? `[${address}]` : address;
     // TLS must verify the endpoint's name, not the address we dialled.
-    this.connector = buildConnector({ timeout: options.connectTimeoutMs, servername: isIP(serverName) ? undefined : serverName });
+    this.connector = buildConnector({
+      timeout: options.connectTimeoutMs,
+      servername: isIP(serverName) ? undefined : serverName,
+      ...(protocol === "https:" && options.tls ? { secureContext: options.tls.secureContext, rejectUnauthorized: options.tls.verify } : {}),
+    });
     this.poolOptions = {
       origin: `${protocol}//${host}:${port}`,
       options: {

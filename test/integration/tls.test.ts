@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileHash, randomFile, runS3x } from "../support/cli.js";
+import { freshBucket, objectExists, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
+import { startTlsFront, type TlsFront } from "../support/tls-front.js";
+
+const MiB = 1024 * 1024;
+
+/**
+ * An https endpoint: the real server behind a TLS front with a self-signed
+ * certificate. Requests over TLS take undici's path (net/pools), not s3x's
+ * own plain-HTTP connections, so these tests also cover that path with a
+ * real handshake.
+ */
+describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integration, real radosgw behind a TLS front)", function () {
+  let s3: TestS3;
+  let front: TlsFront;
+  let bucket: string;
+  let dir: string;
+  /** The test environment without any CA bundle of the machine's. */
+  let env: NodeJS.ProcessEnv;
+
+  before(async function () {
+    this.timeout(120_000);
+    s3 = await testS3();
+    bucket = await freshBucket(s3, "tls");
+    dir = await mkdtemp(join(tmpdir(), "s3x-tls-"));
+    front = await startTlsFront(s3.host, s3.port, dir);
+    env = { ...s3.env };
+    delete env.AWS_CA_BUNDLE;
+  });
+
+  after(async () => {
+    await front?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const s3x = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+    runS3x([...args, "--endpoint-url", front.endpoint], { env: { ...env, ...extraEnv } });
+
+  it("refuses an untrusted certificate with one line naming --ca-bundle, at once, and uploads nothing", async () => {
+    const file = join(dir, "refused.bin");
+    await randomFile(file, 12 * MiB);
+    const res = await s3x(["cp", file, `s3://${bucket}/refused.bin`, "--part-size", "5MiB", "--multipart-threshold", "5MiB"]);
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stderr.trim().split("\n").length, 1, res.stderr);
+    assert.match(res.stderr, /self-signed and not trusted \(give it with --ca-bundle/);
+    // A certificate problem is not transient: no retries.
+    assert.doesNotMatch(res.stderr, /after \d+ attempts/);
+    assert.equal(await objectExists(s3, bucket, "refused.bin"), false);
+    assert.equal(await openUploads(s3, bucket), 0);
+  });
+
+  it("with --ca-bundle, round-trips a multipart upload and a ranged download over TLS", async () => {
+    const file = join(dir, "up.bin");
+    const hash = await randomFile(file, 12 * MiB + 3);
+    const trust = ["--ca-bundle", front.certFile];
+    const up = await s3x(["cp", file, `s3://${bucket}/up.bin`, "--part-size", "5MiB", "--multipart-threshold", "5MiB", ...trust]);
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal(await objectHash(s3, bucket, "up.bin"), hash);
+    const back = join(dir, "back.bin");
+    const down = await s3x(["cp", `s3://${bucket}/up.bin`, back, "--part-size", "5MiB", ...trust]);
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal(await fileHash(back), hash);
+    const toStdout = await s3x(["cp", `s3://${bucket}/up.bin`, "-", ...trust]);
+    assert.equal(toStdout.code, 0, toStdout.stderr);
+    assert.equal(toStdout.stdout.length, 12 * MiB + 3);
+  });
+
+  it("takes the bundle from $AWS_CA_BUNDLE, as aws-cli does", async () => {
+    const res = await s3x(["ls", `s3://${bucket}/`], { AWS_CA_BUNDLE: front.certFile });
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout.toString(), /up\.bin/);
+  });
+
+  it("with --no-verify-ssl, connects without checking the certificate", async () => {
+    const res = await s3x(["ls", `s3://${bucket}/`, "--no-verify-ssl"]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout.toString(), /up\.bin/);
+  });
+
+  it("a bundle that cannot be read, or holds no certificate, is a usage error naming it, before anything is sent", async () => {
+    const missing = await s3x(["ls", `s3://${bucket}/`, "--ca-bundle", join(dir, "nope.pem")]);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.equal(missing.stderr.trim().split("\n").length, 1, missing.stderr);
+    assert.match(missing.stderr, /--ca-bundle \S*nope\.pem: cannot read it \(ENOENT\)/);
+    const junk = join(dir, "junk.pem");
+    await writeFile(junk, "not a certificate\n");
+    const fromEnv = await s3x(["ls", `s3://${bucket}/`], { AWS_CA_BUNDLE: junk });
+    assert.equal(fromEnv.code, 2, fromEnv.stderr);
+    assert.match(fromEnv.stderr, /\$AWS_CA_BUNDLE \S*junk\.pem: holds no PEM certificate/);
+  });
+
+  it("a plain-HTTP endpoint never reads the bundle", async () => {
+    const res = await runS3x(["ls", `s3://${bucket}/`, "--endpoint-url", s3.endpoint], { env: { ...env, AWS_CA_BUNDLE: join(dir, "nope.pem") } });
+    assert.equal(res.code, 0, res.stderr);
+  });
+});

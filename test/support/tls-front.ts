@@ -1,0 +1,58 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import { join } from "node:path";
+import { createServer } from "node:tls";
+
+/**
+ * A TLS front for the S3 server: it terminates TLS with a throw-away
+ * self-signed certificate (made with the openssl command) and relays the
+ * bytes to the server's plain-HTTP port. The shared test server is started
+ * once, without TLS, for every test file; a front lets one file bring its
+ * own certificate. It is a transport, not a fake: every answer comes from
+ * the real server.
+ */
+export interface TlsFront {
+  /** https://127.0.0.1:PORT */
+  endpoint: string;
+  /** The self-signed certificate (PEM), to trust with --ca-bundle. */
+  certFile: string;
+  close(): Promise<void>;
+}
+
+export async function startTlsFront(targetHost: string, targetPort: number, dir: string): Promise<TlsFront> {
+  const certFile = join(dir, "front-cert.pem");
+  const keyFile = join(dir, "front-key.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+      "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", keyFile, "-out", certFile],
+    { stdio: "ignore" },
+  );
+  const sockets = new Set<Socket>();
+  const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (client) => {
+    const upstream = connect(targetPort, targetHost);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => undefined);
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  // A client that rejects the certificate hangs up mid-handshake: not the front's problem.
+  server.on("tlsClientError", () => undefined);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `https://127.0.0.1:${port}`,
+    certFile,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
