@@ -97,8 +97,8 @@ export function s3Settings(args: CommonArgs, concurrency: number, debug?: (line:
  * CAs an https endpoint is verified with; --no-verify-ssl skips the check.
  * A plain-HTTP endpoint has none, and its runs never read the bundle.
  *
- * The bundle is read and parsed here, once for every connection, so a
- * wrong path fails before anything is sent. It is also the cheaper way to
+ * The bundle is read and parsed here, once, for every connection to share,
+ * so a wrong path fails before anything is sent. It is also the cheaper way to
  * trust a private CA than NODE_EXTRA_CA_CERTS: Node 20 parses that one,
  * with its whole root store, at every start (~80 ms of CPU), whatever the
  * endpoint.

@@ -45,6 +45,8 @@ const NETWORK_CODES = new Set([
   "S3X_STRAGGLER",
 ]);
 
+const UNTRUSTED_CA = "the server's TLS certificate comes from a CA that is not trusted (give the CA with --ca-bundle)";
+
 /** Plain-words explanations of the codes users meet most. */
 const EXPLANATIONS: Record<string, string> = {
   NoSuchBucket: "the bucket does not exist",
@@ -72,9 +74,9 @@ const EXPLANATIONS: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: "the transfer stalled (no bytes moved before the stall timeout)",
   // TLS: never retried (not network failures), so one clear line says what to do.
   DEPTH_ZERO_SELF_SIGNED_CERT: "the server's TLS certificate is self-signed and not trusted (give it with --ca-bundle, or skip the check with --no-verify-ssl)",
-  SELF_SIGNED_CERT_IN_CHAIN: "the server's TLS certificate comes from a CA that is not trusted (give the CA with --ca-bundle)",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the server's TLS certificate comes from a CA that is not trusted (give the CA with --ca-bundle)",
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the server's TLS certificate comes from a CA that is not trusted (give the CA with --ca-bundle)",
+  SELF_SIGNED_CERT_IN_CHAIN: UNTRUSTED_CA,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNTRUSTED_CA,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNTRUSTED_CA,
   CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
   ERR_TLS_CERT_ALTNAME_INVALID: "the server's TLS certificate does not name the endpoint's host",
 };
