@@ -39,17 +39,26 @@ const SLOW_STAT_MS = 0.1;
  * stat now and then). Once slow, for good: the file system is remote.
  */
 class SyncStatJudge {
-  fast = true;
+  private slow = false;
   private count = 0;
   private spentMs = 0;
 
   constructor(private readonly slowStatMs = SLOW_STAT_MS) {}
 
-  /** `stats` synchronous stats took `ms` milliseconds. */
-  record(ms: number, stats: number): void {
-    this.count += stats;
-    this.spentMs += ms;
-    if (this.count >= 32 && this.spentMs / this.count > this.slowStatMs) this.fast = false;
+  get fast(): boolean {
+    return !this.slow;
+  }
+
+  /** Runs `stats` synchronous stats and records what they took, also when they throw. */
+  time<T>(stats: number, work: () => T): T {
+    const started = performance.now();
+    try {
+      return work();
+    } finally {
+      this.count += stats;
+      this.spentMs += performance.now() - started;
+      if (this.count >= 32 && this.spentMs / this.count > this.slowStatMs) this.slow = true;
+    }
   }
 }
 
@@ -139,26 +148,31 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
 
 /** statEntry for a batch, synchronously, timed for the walk's judge. */
 function statBatchSync(directory: string, entries: Dirent[], walk: Walk): StatResult[] {
-  const started = performance.now();
-  const results = entries.map((dirent) => statEntrySync(join(directory, dirent.name), dirent, walk.options.followSymlinks));
-  walk.judge.record(performance.now() - started, entries.length);
-  return results;
+  return walk.judge.time(entries.length, () => entries.map((dirent) => statEntrySync(join(directory, dirent.name), dirent, walk.options.followSymlinks)));
+}
+
+/**
+ * Which stat an entry needs: links are followed (stat) or skipped, files and
+ * directories are lstat'ed, other kinds are skipped unstat'ed.
+ */
+function statCallFor(dirent: Dirent, followSymlinks: boolean): "stat" | "lstat" | undefined {
+  if (dirent.isSymbolicLink()) return followSymlinks ? "stat" : undefined;
+  return dirent.isFile() || dirent.isDirectory() ? "lstat" : undefined;
 }
 
 function statEntrySync(path: string, dirent: Dirent, followSymlinks: boolean): StatResult {
+  const call = statCallFor(dirent, followSymlinks);
   try {
-    if (dirent.isSymbolicLink()) return followSymlinks ? { dirent, info: statSync(path) } : { dirent };
-    return dirent.isFile() || dirent.isDirectory() ? { dirent, info: lstatSync(path) } : { dirent };
+    return call ? { dirent, info: call === "stat" ? statSync(path) : lstatSync(path) } : { dirent };
   } catch (err) {
     return { dirent, error: err as NodeJS.ErrnoException };
   }
 }
 
-/** Stats one entry: links are followed (or skipped), other non-files are skipped unstat'ed. */
 async function statEntry(path: string, dirent: Dirent, followSymlinks: boolean): Promise<StatResult> {
+  const call = statCallFor(dirent, followSymlinks);
   try {
-    if (dirent.isSymbolicLink()) return followSymlinks ? { dirent, info: await stat(path) } : { dirent };
-    return dirent.isFile() || dirent.isDirectory() ? { dirent, info: await lstat(path) } : { dirent };
+    return call ? { dirent, info: await (call === "stat" ? stat(path) : lstat(path)) } : { dirent };
   } catch (err) {
     return { dirent, error: err as NodeJS.ErrnoException };
   }
@@ -183,13 +197,10 @@ export class PathStats {
   /** The path's stat (symlinks followed), or undefined when there is nothing there (or it cannot be read). */
   async stat(path: string): Promise<Stats | undefined> {
     if (!this.judge.fast || !this.mayBlock()) return stat(path).catch(() => undefined);
-    const started = performance.now();
     try {
-      return statSync(path, { throwIfNoEntry: false });
+      return this.judge.time(1, () => statSync(path, { throwIfNoEntry: false }));
     } catch {
       return undefined;
-    } finally {
-      this.judge.record(performance.now() - started, 1);
     }
   }
 }
