@@ -34,6 +34,7 @@ export function withCommonOptions<T>(y: Argv<T>) {
     .option("concurrency", { type: "number", describe: "requests in flight at once (default: from --target-throughput)", group: "Performance:" })
     .option("target-throughput", { type: "number", default: DEFAULT_TARGET_GBPS, describe: "target Gbit/s; sets the default concurrency (~0.4 Gbit/s per connection)", group: "Performance:" })
     .option("max-memory", { type: "string", default: "1GiB", describe: "most memory held in part buffers at once", group: "Performance:" })
+    .option("page-size", { type: "number", describe: "keys per listing request, 1 to 1000 (default: 1000, the most S3 returns)", group: "Performance:" })
     .option("quiet", { alias: "q", type: "boolean", default: false, describe: "print nothing but errors", group: "Output:" })
     .option("progress", { type: "boolean", default: true, describe: "progress bar on a terminal; --no-progress to hide it", group: "Output:" })
     .option("json", { type: "boolean", default: false, describe: "print a JSON result line (with per-address stats)", group: "Output:" })
@@ -57,6 +58,7 @@ export interface CommonArgs {
   concurrency?: number;
   "target-throughput": number;
   "max-memory": string;
+  "page-size"?: number;
   quiet: boolean;
   progress: boolean;
   json: boolean;
@@ -176,6 +178,14 @@ export function concurrencyOf(args: CommonArgs): number {
   }
   positive("target-throughput", args["target-throughput"]);
   return Math.max(1, Math.ceil(args["target-throughput"] / GBPS_PER_CONNECTION));
+}
+
+/** Keys per ListObjectsV2 request: --page-size, 1 to 1000 (S3's maximum, and the default). */
+export function pageSizeOf(args: CommonArgs): number | undefined {
+  const size = args["page-size"];
+  if (size === undefined) return undefined;
+  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new UsageError(`--page-size must be a whole number from 1 to 1000, got ${size}`);
+  return size;
 }
 
 export function maxMemoryOf(args: CommonArgs): number {

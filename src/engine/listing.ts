@@ -1,17 +1,194 @@
+import { compareKeys, KeyRangePlanner, type Following } from "../plan/key-ranges.js";
 import { listObjectsPage, listPages, type ListPage } from "../s3/list.js";
-import type { TransferContext } from "./context.js";
+import { childController, type TransferContext } from "./context.js";
 import { withRetries } from "./retry.js";
+
+/** ListObjectsV2's most keys per page, and the default (aws-cli's --page-size). */
+export const MAX_PAGE_SIZE = 1000;
+/** Key ranges listed at once, the one being read included: at first, and at most. */
+const FIRST_RANGES_AT_ONCE = 4;
+const RANGES_AT_ONCE = 16;
+/** Pages a range may list before it is read (memory: RANGES_AT_ONCE × this × page size keys). */
+const PAGES_AHEAD = 2;
+
+type Page = ListPage & { nextToken?: string };
+/** Where a request starts: after a continuation token, or after a key. */
+type Start = { token?: string; startAfter?: string };
 
 /**
  * ListObjectsV2 page by page, each page retried on its own: the one way every
  * command (cp -r, sync, ls, rm) lists, so they page, retry and count alike.
  * With a delimiter, sub-prefixes come back as `prefixes` (ls without -r).
+ *
+ * A recursive listing that does not fit in one page is cut into key ranges
+ * listed at once (plan/key-ranges.ts), 4 to 16 at a time, and its pages are
+ * still yielded in key order: a prefix of a million keys is not a
+ * thousand round trips back to back. Listings with a delimiter page as
+ * before, and so do directory buckets, which do not list in key order.
  */
-export function listObjectPages(ctx: TransferContext, bucket: string, prefix: string, delimiter?: string): AsyncGenerator<ListPage> {
-  return listPages((token) =>
+export async function* listObjectPages(ctx: TransferContext, bucket: string, prefix: string, delimiter?: string): AsyncGenerator<ListPage> {
+  const { controller, dispose } = childController(ctx.signal);
+  const pageSize = ctx.listPageSize ?? MAX_PAGE_SIZE;
+  const list = (start: Start): Promise<Page> =>
     withRetries(`ListObjectsV2 s3://${bucket}/${prefix}`, ctx.retry, () => {
       ctx.stats.requests++;
-      return listObjectsPage(ctx.client, bucket, prefix, { token, delimiter, signal: ctx.signal });
-    }, { signal: ctx.signal }),
-  );
+      return listObjectsPage(ctx.client, bucket, prefix, { ...start, delimiter, maxKeys: ctx.listPageSize, signal: controller.signal });
+    }, { signal: controller.signal });
+  try {
+    const first = await list({});
+    yield { objects: first.objects, prefixes: first.prefixes };
+    if (!first.nextToken) return;
+    const keys = first.objects.map((o) => o.key);
+    const planner = delimiter === undefined && !isDirectoryBucket(bucket) ? KeyRangePlanner.fromFirstPage(prefix, keys, pageSize) : undefined;
+    if (!planner) {
+      yield* listPages((token) => list({ token: token ?? first.nextToken }));
+      return;
+    }
+    yield* rangePages(list, prefix, pageSize, planner, keys[keys.length - 1]!, first.nextToken);
+  } finally {
+    // A caller that stops early (ls | head, a failed transfer) cancels the ranges still listing.
+    controller.abort(new Error("listing no longer needed"));
+    dispose();
+  }
+}
+
+/** Directory buckets (S3 Express One Zone) list in no particular order: ranges would not partition them. */
+function isDirectoryBucket(bucket: string): boolean {
+  return bucket.endsWith("--x-s3");
+}
+
+/**
+ * The rest of a listing after a first page that ended at `after` (with
+ * `token`), as ranges between the planner's cuts, several listed at once
+ * and read in order. The first range continues the first page's token.
+ * When the planner runs out of cuts, the open-ended last range lists one
+ * page, and the rest is planned again from it.
+ */
+export async function* rangePages(
+  list: (start: Start) => Promise<Page>,
+  prefix: string,
+  pageSize: number,
+  firstPlanner: KeyRangePlanner,
+  after: string,
+  token: string,
+): AsyncGenerator<ListPage> {
+  let planner: KeyRangePlanner | undefined = firstPlanner;
+  const ranges: RangeListing[] = [];
+  let lower = after;
+  let start: Start | undefined = { token };
+  const startNext = (): void => {
+    if (!planner || !start) return;
+    const from = lower;
+    const upTo = planner.nextCut();
+    const plan = planner;
+    ranges.push(new RangeListing(list, start, upTo, (keys, following) => upTo !== undefined && plan.record(from, upTo, keys, following)));
+    if (upTo === undefined) planner = undefined;
+    else {
+      lower = upTo;
+      start = { startAfter: upTo };
+    }
+  };
+  // Slow start, as TCP's: a plan proves itself before it gets more ranges at
+  // once. Where a stretch of keys ends sooner than the first page suggested
+  // (folders of a few pages each), the ranges already under way come back
+  // empty: few at first, RANGES_AT_ONCE only once ranges keep coming back full.
+  let atOnce = FIRST_RANGES_AT_ONCE;
+  while (ranges.length < atOnce && planner) startNext();
+  while (ranges.length > 0) {
+    const range = ranges.shift()!;
+    yield* range.pages();
+    if (range.keys > 0) atOnce = Math.min(RANGES_AT_ONCE, atOnce + 1);
+    const rest = range.rest;
+    if (rest) {
+      // The open-ended range stopped after one page: plan the keys after it.
+      planner = KeyRangePlanner.fromFirstPage(prefix, rest.keys, pageSize);
+      if (!planner) {
+        yield* listPages((next) => list({ token: next ?? rest.token }));
+        return;
+      }
+      lower = rest.keys[rest.keys.length - 1]!;
+      start = { token: rest.token };
+      atOnce = FIRST_RANGES_AT_ONCE;
+    }
+    while (ranges.length < atOnce && planner) startNext();
+  }
+}
+
+/**
+ * One key range (after, upTo] listed page by page as soon as it is made,
+ * holding at most PAGES_AHEAD pages until they are read. An open-ended
+ * range (no `upTo`) lists one page only and leaves the rest to be planned.
+ */
+class RangeListing {
+  /** An open-ended range cut short: its page's keys and where the listing goes on. */
+  rest: { keys: string[]; token: string } | undefined;
+  /** Keys listed so far. */
+  keys = 0;
+  private readonly ready: ListPage[] = [];
+  private finished = false;
+  private failure: Error | undefined;
+  /** Wakes the reader (a page arrived, or the range ended). */
+  private wakeReader: (() => void) | undefined;
+  /** Wakes the lister (the reader took a page). */
+  private wakeLister: (() => void) | undefined;
+
+  constructor(
+    private readonly list: (start: Start) => Promise<Page>,
+    start: Start,
+    readonly upTo: string | undefined,
+    private readonly done: (keys: number, following: Following) => void,
+  ) {
+    void this.run(start);
+  }
+
+  private async run(start: Start): Promise<void> {
+    let following: Following = "unknown";
+    try {
+      let next: Start | undefined = start;
+      while (next) {
+        while (this.ready.length >= PAGES_AHEAD) await new Promise<void>((resolve) => (this.wakeLister = resolve));
+        const page = await this.list(next);
+        let objects = page.objects;
+        next = page.nextToken ? { token: page.nextToken } : undefined;
+        if (this.upTo !== undefined) {
+          const upTo = this.upTo;
+          const beyond = objects.findIndex((o) => compareKeys(o.key, upTo) > 0);
+          if (beyond >= 0) {
+            // The page ran past the range's end: the rest belongs to later ranges.
+            following = { key: objects[beyond]!.key };
+            objects = objects.slice(0, beyond);
+            next = undefined;
+          } else if (!next) following = "none";
+          else if (objects.length > 0 && compareKeys(objects[objects.length - 1]!.key, upTo) === 0) next = undefined;
+        } else if (next) {
+          // Open-ended: one page, and the rest is planned again from it.
+          this.rest = { keys: objects.map((o) => o.key), token: page.nextToken! };
+          next = undefined;
+        }
+        this.keys += objects.length;
+        this.ready.push({ objects, prefixes: page.prefixes });
+        this.wakeReader?.();
+      }
+      this.done(this.keys, following);
+    } catch (err) {
+      this.failure = err as Error;
+    } finally {
+      this.finished = true;
+      this.wakeReader?.();
+    }
+  }
+
+  async *pages(): AsyncGenerator<ListPage> {
+    for (;;) {
+      const page = this.ready.shift();
+      if (page) {
+        this.wakeLister?.();
+        if (page.objects.length > 0 || page.prefixes.length > 0) yield page;
+        continue;
+      }
+      if (this.failure) throw this.failure;
+      if (this.finished) return;
+      await new Promise<void>((resolve) => (this.wakeReader = resolve));
+    }
+  }
 }

@@ -48,9 +48,10 @@ export async function listObjectsPage(
   client: S3Client,
   bucket: string,
   prefix: string,
-  options: { delimiter?: string; token?: string; signal?: AbortSignal },
+  options: { delimiter?: string; token?: string; startAfter?: string; maxKeys?: number; signal?: AbortSignal },
 ): Promise<ListPage & { nextToken?: string }> {
-  const out = await send(client, new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token }), options.signal);
+  const input = { Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token, StartAfter: options.startAfter, MaxKeys: options.maxKeys };
+  const out = await send(client, new ListObjectsV2Command(input), options.signal);
   return {
     objects: (out.Contents ?? []).map((o) => ({ key: o.Key ?? "", size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
     prefixes: (out.CommonPrefixes ?? []).map((p) => p.Prefix ?? ""),
