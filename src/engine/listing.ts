@@ -44,7 +44,7 @@ export async function* listObjectPages(ctx: TransferContext, bucket: string, pre
       yield* listPages((token) => list({ token: token ?? first.nextToken }));
       return;
     }
-    yield* rangePages(list, prefix, pageSize, planner, keys[keys.length - 1]!, first.nextToken);
+    yield* rangePages(list, prefix, pageSize, planner, keys, first.nextToken, (reason) => ctx.notify(`s3://${bucket}/${prefix}: ${reason}`));
   } finally {
     // A caller that stops early (ls | head, a failed transfer) cancels the ranges still listing.
     controller.abort(new Error("listing no longer needed"));
@@ -58,13 +58,59 @@ function isDirectoryBucket(bucket: string): boolean {
 }
 
 /**
- * The rest of a listing after a first page that ended at `after` (with
- * `token`), as ranges between the planner's cuts, several listed at once
- * and read in order. The first range continues the first page's token.
- * When the planner runs out of cuts, the open-ended last range lists one
- * page, and the rest is planned again from it.
+ * The rest of a listing after its first page (`firstKeys`, continued by
+ * `token`), as key ranges listed at once (cutPages), checked on the way:
+ * ranges are only right if the server lists in UTF-8 byte order and honours
+ * StartAfter, so a page that breaks the order is never passed on. Should a
+ * server do so, the listing starts over page by page and skips the keys
+ * already passed on, which then are the same ones.
  */
 export async function* rangePages(
+  list: (start: Start) => Promise<Page>,
+  prefix: string,
+  pageSize: number,
+  planner: KeyRangePlanner,
+  firstKeys: readonly string[],
+  token: string,
+  onFallback: (reason: string) => void = () => {},
+): AsyncGenerator<ListPage> {
+  let passedOn = firstKeys.length;
+  let lastKey = firstKeys[firstKeys.length - 1]!;
+  try {
+    for await (const page of cutPages(list, prefix, pageSize, planner, lastKey, token)) {
+      for (const object of page.objects) {
+        if (compareKeys(object.key, lastKey) <= 0) throw new OutOfOrderError(lastKey, object.key);
+        lastKey = object.key;
+      }
+      yield page;
+      passedOn += page.objects.length;
+    }
+  } catch (err) {
+    if (!(err instanceof OutOfOrderError)) throw err;
+    onFallback(`${err.message}; listing page by page instead`);
+    let skip = passedOn;
+    for await (const page of listPages((next) => list(next === undefined ? {} : { token: next }))) {
+      const objects = skip > 0 ? page.objects.slice(skip) : page.objects;
+      skip = Math.max(0, skip - page.objects.length);
+      if (objects.length > 0 || page.prefixes.length > 0) yield { objects, prefixes: page.prefixes };
+    }
+  }
+}
+
+/** The server listed a key out of S3's order after StartAfter (or ignored StartAfter). */
+class OutOfOrderError extends Error {
+  constructor(after: string, got: string) {
+    super(`the server listed ${JSON.stringify(got)} after ${JSON.stringify(after)}, out of S3's key order`);
+  }
+}
+
+/**
+ * The keys after `after` (continued by `token`) as ranges between the
+ * planner's cuts, several listed at once and read in order. The first range
+ * continues the token. When the planner runs out of cuts, the open-ended
+ * last range lists one page, and the rest is planned again from it.
+ */
+async function* cutPages(
   list: (start: Start) => Promise<Page>,
   prefix: string,
   pageSize: number,
@@ -81,7 +127,7 @@ export async function* rangePages(
     const from = lower;
     const upTo = planner.nextCut();
     const plan = planner;
-    ranges.push(new RangeListing(list, start, upTo, (keys, following) => upTo !== undefined && plan.record(from, upTo, keys, following)));
+    ranges.push(new RangeListing(list, start, from, upTo, (keys, following) => upTo !== undefined && plan.record(from, upTo, keys, following)));
     if (upTo === undefined) planner = undefined;
     else {
       lower = upTo;
@@ -124,6 +170,8 @@ class RangeListing {
   rest: { keys: string[]; token: string } | undefined;
   /** Keys listed so far. */
   keys = 0;
+  /** The last key the server sent (the range's lower end, to begin with). */
+  private lastSeen: string;
   private readonly ready: ListPage[] = [];
   private finished = false;
   private failure: Error | undefined;
@@ -135,9 +183,11 @@ class RangeListing {
   constructor(
     private readonly list: (start: Start) => Promise<Page>,
     start: Start,
+    private readonly after: string,
     readonly upTo: string | undefined,
     private readonly done: (keys: number, following: Following) => void,
   ) {
+    this.lastSeen = after;
     void this.run(start);
   }
 
@@ -149,6 +199,14 @@ class RangeListing {
         while (this.ready.length >= PAGES_AHEAD) await new Promise<void>((resolve) => (this.wakeLister = resolve));
         const page = await this.list(next);
         let objects = page.objects;
+        // Every key after the one before, in S3's order (a server that ignores
+        // StartAfter, or orders keys otherwise, must not make ranges overlap or miss).
+        let previous = this.lastSeen;
+        for (const object of objects) {
+          if (compareKeys(object.key, previous) <= 0) throw new OutOfOrderError(previous, object.key);
+          previous = object.key;
+        }
+        this.lastSeen = previous;
         next = page.nextToken ? { token: page.nextToken } : undefined;
         if (this.upTo !== undefined) {
           const upTo = this.upTo;

@@ -10,7 +10,7 @@ type Page = ListPage & { nextToken?: string };
  * `pageSize` keys after the continuation token (here: the last key sent)
  * or after StartAfter. Counts requests and the most in flight at once.
  */
-function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: string; startAfter?: string }) => boolean) {
+function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: string; startAfter?: string }) => boolean, ignoresStartAfter = false) {
   const sorted = [...keys].sort(compareKeys);
   const stats = { requests: 0, inFlight: 0, maxInFlight: 0 };
   const list = async (start: { token?: string; startAfter?: string }): Promise<Page> => {
@@ -20,7 +20,7 @@ function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: s
     try {
       await new Promise((resolve) => setTimeout(resolve, 1));
       if (failOn?.(start)) throw new Error("listing failed");
-      const after = start.token ?? start.startAfter;
+      const after = start.token ?? (ignoresStartAfter ? undefined : start.startAfter);
       const from = after === undefined ? 0 : sorted.findIndex((k) => compareKeys(k, after) > 0);
       const slice = from < 0 ? [] : sorted.slice(from, from + pageSize);
       const more = from >= 0 && from + pageSize < sorted.length;
@@ -37,17 +37,18 @@ function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: s
 }
 
 /** The whole listing as the engine reads it: the first page, then ranges planned from it. */
-async function listAll(keys: string[], pageSize: number, prefix = "") {
-  const bucket = bucketOf(keys, pageSize);
+async function listAll(keys: string[], pageSize: number, prefix = "", ignoresStartAfter = false) {
+  const bucket = bucketOf(keys, pageSize, undefined, ignoresStartAfter);
+  const fallbacks: string[] = [];
   const listed: string[] = [];
   const first = await bucket.list({});
   listed.push(...first.objects.map((o) => o.key));
   if (first.nextToken) {
     const planner = KeyRangePlanner.fromFirstPage(prefix, listed, pageSize);
     assert.ok(planner, "a planner for these keys");
-    for await (const page of rangePages(bucket.list, prefix, pageSize, planner, listed[listed.length - 1]!, first.nextToken)) listed.push(...page.objects.map((o) => o.key));
+    for await (const page of rangePages(bucket.list, prefix, pageSize, planner, [...listed], first.nextToken, (reason) => fallbacks.push(reason))) listed.push(...page.objects.map((o) => o.key));
   }
-  return { listed, ...bucket };
+  return { listed, fallbacks, ...bucket };
 }
 
 const numbered = (count: number, prefix: string, width = 4, tail = "") => Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(width, "0")}${tail}`);
@@ -85,6 +86,13 @@ describe("rangePages (a listing cut into key ranges)", () => {
     }
   });
 
+  it("starts over page by page, passing on every key once, when the server ignores StartAfter", async () => {
+    const { listed, sorted, fallbacks } = await listAll(numbered(5_000, "k/"), 200, "k/", true);
+    assert.deepEqual(listed, sorted);
+    assert.equal(fallbacks.length, 1);
+    assert.match(fallbacks[0]!, /out of S3's key order; listing page by page instead/);
+  });
+
   it("hands a failed range's error to the reader", async () => {
     const bucket = bucketOf(numbered(3_000, "k/"), 100, (start) => start.startAfter !== undefined && start.startAfter > "k/1500");
     const first = await bucket.list({});
@@ -92,7 +100,7 @@ describe("rangePages (a listing cut into key ranges)", () => {
     const planner = KeyRangePlanner.fromFirstPage("k/", keys, 100)!;
     const listed: string[] = [];
     await assert.rejects(async () => {
-      for await (const page of rangePages(bucket.list, "k/", 100, planner, keys[keys.length - 1]!, first.nextToken!)) listed.push(...page.objects.map((o) => o.key));
+      for await (const page of rangePages(bucket.list, "k/", 100, planner, keys, first.nextToken!)) listed.push(...page.objects.map((o) => o.key));
     }, /listing failed/);
     assert.ok(listed.length > 1000 && listed.length < 1600, `${listed.length} keys before the failed range`);
   });
