@@ -10,6 +10,7 @@ import { UsageError } from "../plan/location.js";
 import type { PayloadSigning, S3Settings } from "../s3/client.js";
 import type { ChecksumAlgorithm } from "../s3/operations.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
+import { DEFAULT_LIST_RANGES } from "../engine/listing.js";
 
 /** Connections assumed per 1 Gbit/s of target throughput (CRT: ~0.4 Gbit/s, ~50 MB/s each). */
 const GBPS_PER_CONNECTION = 0.4;
@@ -35,6 +36,7 @@ export function withCommonOptions<T>(y: Argv<T>) {
     .option("target-throughput", { type: "number", default: DEFAULT_TARGET_GBPS, describe: "target Gbit/s; sets the default concurrency (~0.4 Gbit/s per connection)", group: "Performance:" })
     .option("max-memory", { type: "string", default: "1GiB", describe: "most memory held in part buffers at once", group: "Performance:" })
     .option("page-size", { type: "number", describe: "keys per listing request, 1 to 1000 (default: 1000, the most S3 returns)", group: "Performance:" })
+    .option("list-ranges", { type: "number", default: DEFAULT_LIST_RANGES, describe: "key ranges a recursive listing lists at once (1: page by page)", group: "Performance:" })
     .option("quiet", { alias: "q", type: "boolean", default: false, describe: "print nothing but errors", group: "Output:" })
     .option("progress", { type: "boolean", default: true, describe: "progress bar on a terminal; --no-progress to hide it", group: "Output:" })
     .option("json", { type: "boolean", default: false, describe: "print a JSON result line (with per-address stats)", group: "Output:" })
@@ -59,6 +61,7 @@ export interface CommonArgs {
   "target-throughput": number;
   "max-memory": string;
   "page-size"?: number;
+  "list-ranges": number;
   quiet: boolean;
   progress: boolean;
   json: boolean;
@@ -186,6 +189,13 @@ export function pageSizeOf(args: CommonArgs): number | undefined {
   if (size === undefined) return undefined;
   if (!Number.isInteger(size) || size < 1 || size > 1000) throw new UsageError(`--page-size must be a whole number from 1 to 1000, got ${size}`);
   return size;
+}
+
+/** Key ranges listed at once: --list-ranges, a whole number of at least 1. */
+export function listRangesOf(args: CommonArgs): number {
+  const ranges = args["list-ranges"];
+  if (!Number.isInteger(ranges) || ranges < 1) throw new UsageError(`--list-ranges must be a whole number of at least 1, got ${ranges}`);
+  return ranges;
 }
 
 export function maxMemoryOf(args: CommonArgs): number {

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import { connect, type S3Connection } from "../s3/client.js";
 import { createContext, type TransferContext } from "../engine/context.js";
 import type { RetryPolicy } from "../engine/retry.js";
-import { concurrencyOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
+import { concurrencyOf, listRangesOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
 import { InterruptError } from "./errors.js";
 import { ProgressDisplay, StdoutLines } from "./output.js";
 
@@ -33,6 +33,7 @@ export class Session {
     const concurrency = concurrencyOf(args);
     const maxMemory = maxMemoryOf(args);
     const listPageSize = pageSizeOf(args);
+    const listRanges = listRangesOf(args);
     const retry = retryPolicy(args);
     this.retry = retry;
     const debug = args.debug ? (line: string) => process.stderr.write(`s3x: debug: ${line}\n`) : undefined;
@@ -46,7 +47,7 @@ export class Session {
     }
     const showBar = options.progressAllowed && args.progress && !args.quiet && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
-    this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize,
+    this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges,
       notify: (message) => {
         if (!args.quiet) process.stderr.write(`s3x: ${message}\n`);
       },

@@ -46,6 +46,8 @@ export interface TransferContext {
   notify(message: string): void;
   /** Keys per ListObjectsV2 page (--page-size); the server's maximum (1,000) when unset. */
   listPageSize?: number;
+  /** Key ranges listed at once in a recursive listing (--list-ranges); engine/listing's default when unset. */
+  listRanges?: number;
 }
 
 export interface ContextOptions {
@@ -57,6 +59,7 @@ export interface ContextOptions {
   progress?: ProgressListener;
   notify?: (message: string) => void;
   listPageSize?: number;
+  listRanges?: number;
 }
 
 export function createContext(options: ContextOptions): TransferContext {
@@ -70,6 +73,7 @@ export function createContext(options: ContextOptions): TransferContext {
     stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0 },
     notify: options.notify ?? (() => {}),
     listPageSize: options.listPageSize,
+    listRanges: options.listRanges,
   };
 }
 

@@ -5,13 +5,19 @@ import { withRetries } from "./retry.js";
 
 /** ListObjectsV2's most keys per page, and the default (aws-cli's --page-size). */
 export const MAX_PAGE_SIZE = 1000;
-/** Key ranges listed at once, the one being read included: at first, and at most. */
+/** Key ranges listed at once, the one being read included: at most by default (--list-ranges), and at first. */
+export const DEFAULT_LIST_RANGES = 16;
 const FIRST_RANGES_AT_ONCE = 4;
-const RANGES_AT_ONCE = 16;
-/** Pages a range may list before it is read (memory: RANGES_AT_ONCE × this × page size keys). */
+/** Pages a range may list before it is read (memory: --list-ranges × this × page size keys). */
 const PAGES_AHEAD = 2;
 
 type Page = ListPage & { nextToken?: string };
+/** The listing's prefix, its keys per page, and the most ranges listed at once. */
+export interface RangeShape {
+  prefix: string;
+  pageSize: number;
+  atMost: number;
+}
 /** Where a request starts: after a continuation token, or after a key. */
 type Start = { token?: string; startAfter?: string };
 
@@ -29,6 +35,7 @@ type Start = { token?: string; startAfter?: string };
 export async function* listObjectPages(ctx: TransferContext, bucket: string, prefix: string, delimiter?: string): AsyncGenerator<ListPage> {
   const { controller, dispose } = childController(ctx.signal);
   const pageSize = ctx.listPageSize ?? MAX_PAGE_SIZE;
+  const atMost = ctx.listRanges ?? DEFAULT_LIST_RANGES;
   const list = (start: Start): Promise<Page> =>
     withRetries(`ListObjectsV2 s3://${bucket}/${prefix}`, ctx.retry, () => {
       ctx.stats.requests++;
@@ -39,12 +46,12 @@ export async function* listObjectPages(ctx: TransferContext, bucket: string, pre
     yield { objects: first.objects, prefixes: first.prefixes };
     if (!first.nextToken) return;
     const keys = first.objects.map((o) => o.key);
-    const planner = delimiter === undefined && !isDirectoryBucket(bucket) ? KeyRangePlanner.fromFirstPage(prefix, keys, pageSize) : undefined;
+    const planner = delimiter === undefined && atMost > 1 && !isDirectoryBucket(bucket) ? KeyRangePlanner.fromFirstPage(prefix, keys, pageSize) : undefined;
     if (!planner) {
       yield* listPages((token) => list({ token: token ?? first.nextToken }));
       return;
     }
-    yield* rangePages(list, prefix, pageSize, planner, keys, first.nextToken, (reason) => ctx.notify(`s3://${bucket}/${prefix}: ${reason}`));
+    yield* rangePages(list, { prefix, pageSize, atMost }, planner, keys, first.nextToken, (reason) => ctx.notify(`s3://${bucket}/${prefix}: ${reason}`));
   } finally {
     // A caller that stops early (ls | head, a failed transfer) cancels the ranges still listing.
     controller.abort(new Error("listing no longer needed"));
@@ -67,8 +74,7 @@ function isDirectoryBucket(bucket: string): boolean {
  */
 export async function* rangePages(
   list: (start: Start) => Promise<Page>,
-  prefix: string,
-  pageSize: number,
+  shape: RangeShape,
   planner: KeyRangePlanner,
   firstKeys: readonly string[],
   token: string,
@@ -77,7 +83,7 @@ export async function* rangePages(
   let passedOn = firstKeys.length;
   let lastKey = firstKeys[firstKeys.length - 1]!;
   try {
-    for await (const page of cutPages(list, prefix, pageSize, planner, lastKey, token)) {
+    for await (const page of cutPages(list, shape, planner, lastKey, token)) {
       for (const object of page.objects) {
         if (compareKeys(object.key, lastKey) <= 0) throw new OutOfOrderError(lastKey, object.key);
         lastKey = object.key;
@@ -112,8 +118,7 @@ class OutOfOrderError extends Error {
  */
 async function* cutPages(
   list: (start: Start) => Promise<Page>,
-  prefix: string,
-  pageSize: number,
+  { prefix, pageSize, atMost }: RangeShape,
   firstPlanner: KeyRangePlanner,
   after: string,
   token: string,
@@ -137,13 +142,14 @@ async function* cutPages(
   // Slow start, as TCP's: a plan proves itself before it gets more ranges at
   // once. Where a stretch of keys ends sooner than the first page suggested
   // (folders of a few pages each), the ranges already under way come back
-  // empty: few at first, RANGES_AT_ONCE only once ranges keep coming back full.
-  let atOnce = FIRST_RANGES_AT_ONCE;
+  // empty: few at first, `atMost` only once ranges keep coming back full.
+  const first = Math.min(FIRST_RANGES_AT_ONCE, atMost);
+  let atOnce = first;
   while (ranges.length < atOnce && planner) startNext();
   while (ranges.length > 0) {
     const range = ranges.shift()!;
     yield* range.pages();
-    if (range.keys > 0) atOnce = Math.min(RANGES_AT_ONCE, atOnce + 1);
+    if (range.keys > 0) atOnce = Math.min(atMost, atOnce + 1);
     const rest = range.rest;
     if (rest) {
       // The open-ended range stopped after one page: plan the keys after it.
@@ -154,7 +160,7 @@ async function* cutPages(
       }
       lower = rest.keys[rest.keys.length - 1]!;
       start = { token: rest.token };
-      atOnce = FIRST_RANGES_AT_ONCE;
+      atOnce = first;
     }
     while (ranges.length < atOnce && planner) startNext();
   }

@@ -292,11 +292,11 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
     for (let i = 0; i < keys.length; i += 50) await Promise.all(keys.slice(i, i + 50).map((key) => putTestObject(s3, bucket, key, body)));
     const inS3Order = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 
-    for (const pageSize of ["25", "1000"]) {
-      const listed = await s3x(["ls", "--recursive", "--json", "--page-size", pageSize, `s3://${bucket}/mix/`]);
+    for (const options of [["--page-size", "25"], ["--page-size", "1000"], ["--page-size", "25", "--list-ranges", "1"]]) {
+      const listed = await s3x(["ls", "--recursive", "--json", ...options, `s3://${bucket}/mix/`]);
       assert.equal(listed.code, 0, listed.stderr);
       const got = listed.stdout.toString().trim().split("\n").map((l) => (JSON.parse(l) as { key: string }).key);
-      assert.deepEqual(got, inS3Order, `ls --page-size ${pageSize}`);
+      assert.deepEqual(got, inS3Order, `ls ${options.join(" ")}`);
     }
     const target = join(dir, "mix");
     const down = await s3x(["cp", "-r", "--page-size", "25", `s3://${bucket}/mix/`, target]);
@@ -309,6 +309,9 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
     const bad = await s3x(["ls", "--page-size", "0", `s3://${bucket}/mix/`]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr.toString(), /--page-size must be a whole number from 1 to 1000, got 0/);
+    const badRanges = await s3x(["ls", "-r", "--list-ranges", "0", `s3://${bucket}/mix/`]);
+    assert.equal(badRanges.code, 2);
+    assert.match(badRanges.stderr.toString(), /--list-ranges must be a whole number of at least 1, got 0/);
   });
 
   it("ends quietly with 141 when the reader of its output goes away (ls, cp -r, rm --dryrun | head -1), leaving no partial files", async () => {

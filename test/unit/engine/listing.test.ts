@@ -46,7 +46,7 @@ async function listAll(keys: string[], pageSize: number, prefix = "", ignoresSta
   if (first.nextToken) {
     const planner = KeyRangePlanner.fromFirstPage(prefix, listed, pageSize);
     assert.ok(planner, "a planner for these keys");
-    for await (const page of rangePages(bucket.list, prefix, pageSize, planner, [...listed], first.nextToken, (reason) => fallbacks.push(reason))) listed.push(...page.objects.map((o) => o.key));
+    for await (const page of rangePages(bucket.list, { prefix, pageSize, atMost: 16 }, planner, [...listed], first.nextToken, (reason) => fallbacks.push(reason))) listed.push(...page.objects.map((o) => o.key));
   }
   return { listed, fallbacks, ...bucket };
 }
@@ -100,7 +100,7 @@ describe("rangePages (a listing cut into key ranges)", () => {
     const planner = KeyRangePlanner.fromFirstPage("k/", keys, 100)!;
     const listed: string[] = [];
     await assert.rejects(async () => {
-      for await (const page of rangePages(bucket.list, "k/", 100, planner, keys, first.nextToken!)) listed.push(...page.objects.map((o) => o.key));
+      for await (const page of rangePages(bucket.list, { prefix: "k/", pageSize: 100, atMost: 16 }, planner, keys, first.nextToken!)) listed.push(...page.objects.map((o) => o.key));
     }, /listing failed/);
     assert.ok(listed.length > 1000 && listed.length < 1600, `${listed.length} keys before the failed range`);
   });
