@@ -45,7 +45,7 @@ import {
   type _Object,
 } from "@aws-sdk/client-s3";
 import type { RadosgwServer } from "../test/support/radosgw.js";
-import { arg, argText, flag, median, REPO_ROOT, runBench, S3X_BIN, serverCpuSeconds } from "./common.js";
+import { arg, argText, flag, median, REPO_ROOT, runBench, S3X_BIN, serverCpuSeconds, toolEnvironment } from "./common.js";
 
 // The SDK (used here for set-up and checks) warns on every client that future releases need Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -345,25 +345,11 @@ function port80Free(): Promise<boolean> {
   });
 }
 
-/** Variables that point TLS clients at a CA bundle (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, …). */
-const CA_BUNDLE_VARIABLE = /^NODE_EXTRA_CA_CERTS$|^SSL_CERT_(FILE|DIR)$|CA_BUNDLE|CA_CERTS|_SSL_ROOTS_|^PIP_CERT$|SSL_CAINFO$/i;
-
 function makeVariants(server: RadosgwServer, work: string, notInstalled: string[], crtPort: boolean): Variant[] {
   const ep = server.endpoint;
   const hostport = new URL(ep).host;
   const home = join(work, "home");
-  const env: NodeJS.ProcessEnv = {};
-  // Nothing of the user's AWS/rclone/s3cmd set-up, no proxy and no CA
-  // bundle: every tool talks to the local endpoint only, over plain HTTP.
-  // CA bundles matter only for TLS, but one costs Node a lot: with
-  // NODE_EXTRA_CA_CERTS set, Node 20 parses its whole root store at start,
-  // before any JavaScript runs (~80 ms of CPU per process here: `node -e 0`
-  // 0.12 s against 0.04), which would bill every Node tool for a setting
-  // of this machine, not of the tool.
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^(AWS_|RCLONE_|S3CMD)/i.test(k) || /_proxy$/i.test(k) || CA_BUNDLE_VARIABLE.test(k)) continue;
-    env[k] = v;
-  }
+  const env = toolEnvironment();
   Object.assign(env, {
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),

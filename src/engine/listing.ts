@@ -7,7 +7,7 @@ import { withRetries } from "./retry.js";
 export const MAX_PAGE_SIZE = 1000;
 /** Key ranges listed at once, the one being read included: at most by default (--list-ranges), and at first. */
 export const DEFAULT_LIST_RANGES = 16;
-const FIRST_RANGES_AT_ONCE = 4;
+const FIRST_RANGES_AT_ONCE = 2;
 /** Pages a range may list before it is read (memory: --list-ranges × this × page size keys). */
 const PAGES_AHEAD = 2;
 
@@ -27,7 +27,7 @@ type Start = { token?: string; startAfter?: string };
  * With a delimiter, sub-prefixes come back as `prefixes` (ls without -r).
  *
  * A recursive listing that does not fit in one page is cut into key ranges
- * listed at once (plan/key-ranges.ts), 4 to 16 at a time, and its pages are
+ * listed at once (plan/key-ranges.ts), 2 to 16 at a time, and its pages are
  * still yielded in key order: a prefix of a million keys is not a
  * thousand round trips back to back. Listings with a delimiter page as
  * before, and so do directory buckets, which do not list in key order.
@@ -127,12 +127,15 @@ async function* cutPages(
   const ranges: RangeListing[] = [];
   let lower = after;
   let start: Start | undefined = { token };
+  let lastIssued: RangeListing | undefined;
   const startNext = (): void => {
     if (!planner || !start) return;
     const from = lower;
     const upTo = planner.nextCut();
     const plan = planner;
-    ranges.push(new RangeListing(list, start, from, upTo, (keys, following) => upTo !== undefined && plan.record(from, upTo, keys, following)));
+    const record = (keys: number, following: Following): boolean => upTo !== undefined && plan.record(from, upTo, keys, following) === "ends the plan";
+    lastIssued = new RangeListing(list, start, from, upTo, record, upTo === undefined ? lastIssued : undefined);
+    ranges.push(lastIssued);
     if (upTo === undefined) planner = undefined;
     else {
       lower = upTo;
@@ -150,6 +153,14 @@ async function* cutPages(
     const range = ranges.shift()!;
     yield* range.pages();
     if (range.keys > 0) atOnce = Math.min(atMost, atOnce + 1);
+    if (range.endsPlan) {
+      // The ranges cut after this one lie between its end and the next key
+      // there is: empty. Drop them (their answers are not awaited); the
+      // open-ended range starts from this one's overflow, saving a round trip.
+      ranges.length = 0;
+      planner = undefined;
+      if (range.following !== "none") ranges.push(new RangeListing(list, { startAfter: range.upTo! }, range.upTo!, undefined, () => false, range));
+    }
     const rest = range.rest;
     if (rest) {
       // The open-ended range stopped after one page: plan the keys after it.
@@ -176,6 +187,17 @@ class RangeListing {
   rest: { keys: string[]; token: string } | undefined;
   /** Keys listed so far. */
   keys = 0;
+  /**
+   * The keys of the last page past the range's end, and where that page
+   * went on: the start of what follows, for an open-ended range after this one.
+   */
+  overflow: Page | undefined;
+  /** What the listing showed after this range's end, once it has ended. */
+  following: Following = "unknown";
+  /** Nothing follows this range within its plan's stretch: the ranges cut after it are empty. */
+  endsPlan = false;
+  /** Settles when the range has listed everything it will. */
+  readonly settled: Promise<void>;
   /** The last key the server sent (the range's lower end, to begin with). */
   private lastSeen: string;
   private readonly ready: ListPage[] = [];
@@ -191,19 +213,38 @@ class RangeListing {
     start: Start,
     private readonly after: string,
     readonly upTo: string | undefined,
-    private readonly done: (keys: number, following: Following) => void,
+    /** Told how the range ended; true when that ends the plan (no key follows within its stretch). */
+    private readonly done: (keys: number, following: Following) => boolean,
+    /** For an open-ended range: the range just before, whose overflow may be this range's first page. */
+    private readonly before?: RangeListing,
   ) {
     this.lastSeen = after;
-    void this.run(start);
+    this.settled = this.run(start);
+  }
+
+  /**
+   * The next page from `next`; an open-ended range's first page is the
+   * range before's overflow when it has one (the keys after its end, just
+   * what this range would ask for), which saves a round trip at the end of
+   * each stretch of keys.
+   */
+  private async fetch(next: Start, first: boolean): Promise<Page> {
+    if (first && this.before) {
+      await this.before.settled;
+      if (this.before.overflow) return this.before.overflow;
+    }
+    return this.list(next);
   }
 
   private async run(start: Start): Promise<void> {
     let following: Following = "unknown";
     try {
       let next: Start | undefined = start;
+      let first = true;
       while (next) {
         while (this.ready.length >= PAGES_AHEAD) await new Promise<void>((resolve) => (this.wakeLister = resolve));
-        const page = await this.list(next);
+        const page = await this.fetch(next, first);
+        first = false;
         let objects = page.objects;
         // Every key after the one before, in S3's order (a server that ignores
         // StartAfter, or orders keys otherwise, must not make ranges overlap or miss).
@@ -220,6 +261,7 @@ class RangeListing {
           if (beyond >= 0) {
             // The page ran past the range's end: the rest belongs to later ranges.
             following = { key: objects[beyond]!.key };
+            this.overflow = { objects: objects.slice(beyond), prefixes: [], nextToken: page.nextToken };
             objects = objects.slice(0, beyond);
             next = undefined;
           } else if (!next) following = "none";
@@ -233,7 +275,8 @@ class RangeListing {
         this.ready.push({ objects, prefixes: page.prefixes });
         this.wakeReader?.();
       }
-      this.done(this.keys, following);
+      this.following = following;
+      this.endsPlan = this.done(this.keys, following);
     } catch (err) {
       this.failure = err as Error;
     } finally {

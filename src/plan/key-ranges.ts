@@ -208,19 +208,21 @@ export class KeyRangePlanner {
    * key: when that stretch reaches past the cuts made so far, the next cut
    * starts from the following key instead of stepping through the gap one
    * empty range at a time; when no key follows (within the stem), cutting
-   * is over and the open-ended range takes the rest.
+   * is over ("ends the plan"): every later range is empty, and the
+   * open-ended range takes the rest.
    */
-  record(after: string, upTo: string, keys: number, following: Following): void {
+  record(after: string, upTo: string, keys: number, following: Following): "ends the plan" | undefined {
     const span = this.valueOf(upTo) - this.valueOf(after);
     if (span > 0) {
       this.keysSeen += keys;
       this.spanSeen += span;
     }
-    if (following === "unknown") return;
+    if (following === "unknown") return undefined;
     if (following === "none" || !following.key.startsWith(this.stem)) {
       this.exhausted = true;
-      return;
+      return "ends the plan";
     }
     if (compareKeys(following.key, this.lastCut) > 0) this.last = Math.max(this.last, this.valueOf(following.key));
+    return undefined;
   }
 }

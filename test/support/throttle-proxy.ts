@@ -3,9 +3,11 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A real TCP proxy in front of the S3 server that limits the rate of the
- * server's replies and can reset a connection after some bytes. Used where a
- * test needs a transfer slow enough to interrupt, or a connection that dies
- * mid-body, without root (the network-namespace lab covers the rest).
+ * server's replies, can reset a connection after some bytes, and can hold
+ * every chunk for a while each way (latency: this kernel has no netem).
+ * Used where a test needs a transfer slow enough to interrupt, a connection
+ * that dies mid-body, or a server far away, without root (the
+ * network-namespace lab covers the rest).
  * It is a network fault injector, not a fake S3: every byte comes from the
  * real server.
  */
@@ -14,6 +16,8 @@ export interface ThrottleProxy {
   port: number;
   /** Bytes per second per connection and direction (0 = unlimited). */
   setRate(bytesPerSecond: number): void;
+  /** Holds every chunk `ms` before relaying it, each way: a round trip takes 2 × ms longer. */
+  setDelay(ms: number): void;
   /** Reset the next `count` connections after they have relayed `afterBytes` reply bytes. */
   resetNext(count: number, afterBytes: number): void;
   resets: number;
@@ -22,6 +26,7 @@ export interface ThrottleProxy {
 
 export async function startThrottleProxy(targetHost: string, targetPort: number, bytesPerSecond = 0): Promise<ThrottleProxy> {
   let rate = bytesPerSecond;
+  let delayMs = 0;
   let resetBudget = 0;
   let resetAfter = 0;
   const sockets = new Set<Socket>();
@@ -46,6 +51,11 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
             return;
           }
         }
+        if (delayMs > 0) {
+          // Every chunk waits the same time, so they leave in the order they came.
+          setTimeout(() => to.destroyed || to.write(chunk), delayMs);
+          return;
+        }
         const ok = to.write(chunk);
         if (rate > 0) {
           from.pause();
@@ -64,11 +74,16 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
       sockets.delete(client);
       sockets.delete(upstream);
     };
-    upstream.on("end", () => client.end());
+    // With a delay, the end follows the chunks still held back.
+    const endClient = (): void => {
+      if (delayMs > 0) setTimeout(() => client.end(), delayMs);
+      else client.end();
+    };
+    upstream.on("end", endClient);
     upstream.on("error", close);
     client.on("error", close);
     client.on("close", close);
-    upstream.on("close", () => client.end());
+    upstream.on("close", endClient);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
@@ -76,6 +91,7 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
     endpoint: `http://127.0.0.1:${port}`,
     port,
     setRate: (r) => (rate = r),
+    setDelay: (ms) => (delayMs = ms),
     resetNext: (count, afterBytes) => {
       resetBudget = count;
       resetAfter = afterBytes;

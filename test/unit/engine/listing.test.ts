@@ -72,6 +72,15 @@ describe("rangePages (a listing cut into key ranges)", () => {
     assert.ok(stats.requests <= 26 + 3 * 16, `${stats.requests} requests`);
   });
 
+  it("costs few requests beyond the pages where folders hold two pages each", async () => {
+    const keys = ["cat", "dog", "fox", "owl"].flatMap((c) => numbered(2_000, `train/${c}/`, 7, ".jpg"));
+    const { listed, sorted, stats } = await listAll(keys, 1000);
+    assert.deepEqual(listed, sorted);
+    // 8 pages; each folder's end is found by a range that runs past it, whose
+    // overflow starts the next folder: a few speculative ranges per folder at most.
+    assert.ok(stats.requests <= 8 + 2 * 4 + 2, `${stats.requests} requests`);
+  });
+
   it("keeps every key and the order whatever the keys (mixed scripts, lengths, a misleading first page)", async () => {
     const keys = [
       ...numbered(300, "a/"),
