@@ -229,6 +229,25 @@ describe("s3x cp (integration, real radosgw)", function () {
     assert.ok(stats.peakRssBytes < 32 * MiB + 150 * MiB, `peak RSS ${stats.peakRssBytes}`);
   });
 
+  it("widens a pipe on stdout or stdin to 1 MiB (F_SETPIPE_SZ through perl), and works the same without perl", async () => {
+    const data = randomBytes(3 * MiB);
+    await putTestObject(s3, bucket, "pipe.bin", data);
+    // The reader drains the pipe, then asks its size (F_GETPIPE_SZ = 1032).
+    const reader = `perl -e 'local $/; my $d = <STDIN>; print length($d), " ", fcntl(STDIN, 1032, 0), "\\n"'`;
+    const down = await runPipeline(`node "${S3X_BIN}" cp "s3://${bucket}/pipe.bin" - --endpoint-url ${s3.endpoint} --quiet | ${reader}`, s3.env);
+    assert.equal(down.out, `${data.length} 1048576\n`, down.err);
+    // No perl on PATH: the same bytes through the 64 KiB pipe (node itself found by its full path).
+    const bare = await runPipeline(`PATH=/nonexistent "${process.execPath}" "${S3X_BIN}" cp "s3://${bucket}/pipe.bin" - --endpoint-url ${s3.endpoint} --quiet | sha256sum`, s3.env);
+    assert.equal(bare.out.split(" ")[0], sha256(data), bare.err);
+    // stdin: the writer, once it has written everything, sees its pipe widened too.
+    const writer = `perl -e 'open(my $f, "<", $ARGV[0]) or die; binmode $f; binmode STDOUT; local $/; print STDOUT <$f>; sleep 1; print STDERR "pipe ", fcntl(STDOUT, 1032, 0), "\\n"'`;
+    const source = join(dir, "pipe-up.bin");
+    await writeFile(source, data);
+    const up = await runPipeline(`${writer} "${source}" | node "${S3X_BIN}" cp - "s3://${bucket}/pipe-up.bin" --endpoint-url ${s3.endpoint} --quiet`, s3.env);
+    assert.equal(up.err, "pipe 1048576\n");
+    assert.equal(await objectHash(s3, bucket, "pipe-up.bin"), sha256(data), up.err);
+  });
+
   it("ends quietly when the reader closes the pipe (| head -c 100)", async () => {
     await putTestObject(s3, bucket, "head.bin", randomBytes(64 * MiB));
     const script = `node "${S3X_BIN}" cp "s3://${bucket}/head.bin" - --endpoint-url ${s3.endpoint} | head -c 100 | wc -c; echo "status=\${PIPESTATUS[0]}"`;

@@ -13,6 +13,7 @@ import { FileSink } from "../../engine/sinks/file-sink.js";
 import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
 import { FdWriter } from "../../engine/sinks/fd-writer.js";
 import { FdSource } from "../../engine/sources/stdin-source.js";
+import { widenPipe } from "../../engine/pipe-size.js";
 import { checksumAlgorithmOf, objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
 import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
@@ -173,6 +174,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
   }
   if (source.kind === "stream" && dest.kind === "s3") {
     const ref: ObjectRef = { bucket: dest.bucket, key: dest.key };
+    widenPipe(0);
     const stdin = new FdSource(0, () => process.stdin);
     const { size } = await uploadStream(ctx, stdin, ref, { ...(await uploadOptions()), partSize: partSize ?? DEFAULT_PART_SIZE });
     return { source: "-", destination: formatLocation(dest), bytes: size };
@@ -196,6 +198,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
   }
   if (source.kind === "s3" && dest.kind === "stream") {
     const ref: ObjectRef = { bucket: source.bucket, key: source.key };
+    widenPipe(1);
     const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
     return { source: formatLocation(source), destination: "-", bytes: size };
   }
