@@ -229,7 +229,7 @@ describe("s3x cp (integration, real radosgw)", function () {
     assert.ok(stats.peakRssBytes < 32 * MiB + 150 * MiB, `peak RSS ${stats.peakRssBytes}`);
   });
 
-  it("widens a pipe on stdout or stdin to 1 MiB (F_SETPIPE_SZ through perl), and works the same without perl", async () => {
+  it("widens a pipe on stdout, stdin or a named pipe to 1 MiB (F_SETPIPE_SZ through perl), and works the same without perl", async () => {
     const data = randomBytes(3 * MiB);
     await putTestObject(s3, bucket, "pipe.bin", data);
     // The reader drains the pipe, then asks its size (F_GETPIPE_SZ = 1032).
@@ -245,6 +245,10 @@ describe("s3x cp (integration, real radosgw)", function () {
     await writeFile(source, data);
     const up = await runPipeline(`${writer} "${source}" | node "${S3X_BIN}" cp - "s3://${bucket}/pipe-up.bin" --endpoint-url ${s3.endpoint} --quiet`, s3.env);
     assert.equal(up.err, "pipe 1048576\n");
+    // A named pipe as the destination is written in place, and widened the same way.
+    const fifo = join(dir, "pipe.fifo");
+    const named = await runPipeline(`mkfifo "${fifo}" && { ${reader} < "${fifo}" & node "${S3X_BIN}" cp "s3://${bucket}/pipe.bin" "${fifo}" --endpoint-url ${s3.endpoint} --quiet; wait; }`, s3.env);
+    assert.equal(named.out, `${data.length} 1048576\n`, named.err);
     assert.equal(await objectHash(s3, bucket, "pipe-up.bin"), sha256(data), up.err);
   });
 

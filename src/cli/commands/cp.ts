@@ -186,6 +186,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
       // A device or FIFO (/dev/null, a named pipe): write in order, in place;
       // a temp file renamed over it would replace the device itself.
       const handle = await open(target.path, "w");
+      widenPipe(handle.fd);
       try {
         const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
         return { source: formatLocation(source), destination: target.path, bytes: size };
