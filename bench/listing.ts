@@ -27,6 +27,8 @@ interface Tool {
   command: (endpoint: string) => string[];
   /** The keys in its output, in its order. */
   keys: (stdout: string) => string[];
+  /** Points the tool at `endpoint` before it runs, for tools that read it from a file. */
+  configure?: (endpoint: string) => Promise<void>;
 }
 
 interface Run {
@@ -90,9 +92,12 @@ runBench(async (server, dir) => {
   if (existsSync("/usr/bin/rclone")) {
     const config = join(dir, "rclone.conf");
     const remote = (ep: string) => `[s3]\ntype = s3\nprovider = Ceph\naccess_key_id = ${server.accessKeyId}\nsecret_access_key = ${server.secretAccessKey}\nendpoint = ${ep}\nregion = ${server.region}\n`;
-    tools.push({ name: "rclone", command: () => ["/usr/bin/rclone", "--config", config, "lsf", "-R", "--files-only", `s3:${BUCKET}/${PREFIX}`], keys: (out) => out.trim().split("\n").map((l) => PREFIX + l) });
-    // rclone reads its endpoint from the config: rewritten per RTT below.
-    (tools[tools.length - 1] as Tool & { configure?: (ep: string) => Promise<void> }).configure = (ep) => writeFile(config, remote(ep));
+    tools.push({
+      name: "rclone",
+      command: () => ["/usr/bin/rclone", "--config", config, "lsf", "-R", "--files-only", `s3:${BUCKET}/${PREFIX}`],
+      keys: (out) => out.trim().split("\n").map((l) => PREFIX + l),
+      configure: (ep) => writeFile(config, remote(ep)),
+    });
   }
 
   const proxy = await startThrottleProxy(server.addresses[0]!, server.port);
@@ -105,7 +110,7 @@ runBench(async (server, dir) => {
         // Interleaved, the order rotating each round, so every tool sees the same machine.
         for (let k = 0; k < tools.length; k++) {
           const i = (k + r) % tools.length;
-          const tool = tools[i]! as Tool & { configure?: (ep: string) => Promise<void> };
+          const tool = tools[i]!;
           await tool.configure?.(proxy.endpoint);
           const out = await run(tool.command(proxy.endpoint), env);
           const keys = tool.keys(out.stdout);

@@ -66,11 +66,11 @@ function isDirectoryBucket(bucket: string): boolean {
 
 /**
  * The rest of a listing after its first page (`firstKeys`, continued by
- * `token`), as key ranges listed at once (cutPages), checked on the way:
- * ranges are only right if the server lists in UTF-8 byte order and honours
- * StartAfter, so a page that breaks the order is never passed on. Should a
- * server do so, the listing starts over page by page and skips the keys
- * already passed on, which then are the same ones.
+ * `token`), as key ranges listed at once (cutPages). Ranges are only right
+ * if the server lists in UTF-8 byte order and honours StartAfter: each range
+ * checks every page it gets (RangeListing), so a page that breaks the order
+ * is never passed on. Should a server do so, the listing starts over page by
+ * page and skips the keys already passed on, which then are the same ones.
  */
 export async function* rangePages(
   list: (start: Start) => Promise<Page>,
@@ -81,13 +81,8 @@ export async function* rangePages(
   onFallback: (reason: string) => void = () => {},
 ): AsyncGenerator<ListPage> {
   let passedOn = firstKeys.length;
-  let lastKey = firstKeys[firstKeys.length - 1]!;
   try {
-    for await (const page of cutPages(list, shape, planner, lastKey, token)) {
-      for (const object of page.objects) {
-        if (compareKeys(object.key, lastKey) <= 0) throw new OutOfOrderError(lastKey, object.key);
-        lastKey = object.key;
-      }
+    for await (const page of cutPages(list, shape, planner, firstKeys[firstKeys.length - 1]!, token)) {
       yield page;
       passedOn += page.objects.length;
     }
@@ -192,7 +187,7 @@ class RangeListing {
    * went on: the start of what follows, for an open-ended range after this one.
    */
   overflow: Page | undefined;
-  /** What the listing showed after this range's end, once it has ended. */
+  /** What the listing showed after this range's end ("unknown" until it has ended, or when the end was a key of the range). */
   following: Following = "unknown";
   /** Nothing follows this range within its plan's stretch: the ranges cut after it are empty. */
   endsPlan = false;
@@ -211,7 +206,7 @@ class RangeListing {
   constructor(
     private readonly list: (start: Start) => Promise<Page>,
     start: Start,
-    private readonly after: string,
+    after: string,
     readonly upTo: string | undefined,
     /** Told how the range ended; true when that ends the plan (no key follows within its stretch). */
     private readonly done: (keys: number, following: Following) => boolean,
@@ -237,7 +232,6 @@ class RangeListing {
   }
 
   private async run(start: Start): Promise<void> {
-    let following: Following = "unknown";
     try {
       let next: Start | undefined = start;
       let first = true;
@@ -260,11 +254,11 @@ class RangeListing {
           const beyond = objects.findIndex((o) => compareKeys(o.key, upTo) > 0);
           if (beyond >= 0) {
             // The page ran past the range's end: the rest belongs to later ranges.
-            following = { key: objects[beyond]!.key };
+            this.following = { key: objects[beyond]!.key };
             this.overflow = { objects: objects.slice(beyond), prefixes: [], nextToken: page.nextToken };
             objects = objects.slice(0, beyond);
             next = undefined;
-          } else if (!next) following = "none";
+          } else if (!next) this.following = "none";
           else if (objects.length > 0 && compareKeys(objects[objects.length - 1]!.key, upTo) === 0) next = undefined;
         } else if (next) {
           // Open-ended: one page, and the rest is planned again from it.
@@ -275,8 +269,7 @@ class RangeListing {
         this.ready.push({ objects, prefixes: page.prefixes });
         this.wakeReader?.();
       }
-      this.following = following;
-      this.endsPlan = this.done(this.keys, following);
+      this.endsPlan = this.done(this.keys, this.following);
     } catch (err) {
       this.failure = err as Error;
     } finally {

@@ -56,9 +56,6 @@ const VALUE_BITS = 52;
  * first page, learning the keys' density from each range as it is listed.
  */
 export class KeyRangePlanner {
-  /** Digit characters in order (an index into it is a digit's value). */
-  private readonly alphabet: number[];
-  private readonly width: number;
   /** Value of the last cut proposed (the first page's last key, to begin with). */
   private last: number;
   private lastCut: string;
@@ -71,15 +68,15 @@ export class KeyRangePlanner {
   private constructor(
     /** What every cut starts with: the listing's prefix and what the first page's keys all share. */
     private readonly stem: string,
-    alphabet: number[],
-    width: number,
+    /** Digit characters in order (an index into it is a digit's value). */
+    private readonly alphabet: number[],
+    /** Digits read after the stem. */
+    private readonly width: number,
     firstKey: string,
     lastKey: string,
     keys: number,
     private readonly pageSize: number,
   ) {
-    this.alphabet = alphabet;
-    this.width = width;
     this.last = this.valueOf(lastKey);
     this.lastCut = lastKey;
     this.keysSeen = keys - 1;
@@ -152,9 +149,9 @@ export class KeyRangePlanner {
 
   private digitOf(c: number): number {
     // The highest digit ≤ c (0 below the alphabet), by binary search.
+    if (c <= this.alphabet[0]!) return 0;
     let lo = 0;
     let hi = this.alphabet.length - 1;
-    if (c <= this.alphabet[0]!) return 0;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (this.alphabet[mid]! <= c) lo = mid;
@@ -163,10 +160,11 @@ export class KeyRangePlanner {
     return lo;
   }
 
-  /** The key (prefix + `width` digits) nearest to `value`. */
+  /** The key (stem + `width` digits) nearest to `value`. */
   private keyAt(value: number): string {
     const radix = this.alphabet.length;
-    const units = Math.min(Math.round(value * radix ** this.width), radix ** this.width - 1);
+    const steps = radix ** this.width;
+    const units = Math.min(Math.round(value * steps), steps - 1);
     const digits: number[] = new Array<number>(this.width);
     let rest = units;
     for (let i = this.width - 1; i >= 0; i--) {
