@@ -10,6 +10,7 @@ import { ObjectBatch, type ObjectResult } from "../../engine/batch.js";
 import { copyS3Object } from "../../engine/copy.js";
 import { downloadObject } from "../../engine/download.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
+import { BlockingWrites } from "../../engine/sinks/blocking-writes.js";
 import { LeftoverIndex } from "../../engine/sinks/leftover-index.js";
 import { forgetFinishedUploads, uploadFile } from "../../engine/upload.js";
 import { PathStats, walkFiles, type LocalEntry } from "../../engine/walk.js";
@@ -123,6 +124,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const seen = new Set<string>();
     const madeDirectories = new Set<string>([root]);
     const leftovers = new LeftoverIndex();
+    const blockingWrites = new BlockingWrites();
     const localStats = new PathStats(nothingInFlight);
     for await (const obj of listing(session, source.bucket, prefix)) {
       const relativeKey = obj.key.slice(prefix.length);
@@ -166,7 +168,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
           });
           madeDirectories.add(parent);
         }
-        const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target, leftovers), downloadPartSize(partSize), obj.size, downloadOptions);
+        const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target, leftovers, blockingWrites), downloadPartSize(partSize), obj.size, downloadOptions);
         return result.size;
       });
     }

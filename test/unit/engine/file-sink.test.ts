@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { appendFile, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BLOCKING_LIMIT_US, BlockingWrites } from "../../../src/engine/sinks/blocking-writes.js";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
 import { LeftoverIndex } from "../../../src/engine/sinks/leftover-index.js";
 
@@ -98,5 +99,76 @@ describe("engine/sinks/file-sink", () => {
     await fresh.write(0, 0, Buffer.alloc(10, 2));
     assert.equal(await fresh.discard(true), true);
     assert.deepEqual((await fresh.previous())?.identity, { etag: '"b"', size: 20 });
+  });
+
+  describe("one-response objects with blocking writes", () => {
+    it("writes, timestamps and renames the file with blocking calls, replacing a leftover; the policy hears how long that took", async () => {
+      const heard: number[] = [];
+      const policy = new (class extends BlockingWrites {
+        override record(micros: number): void {
+          heard.push(micros);
+          super.record(micros);
+        }
+      })();
+      // An interrupted earlier run left a temporary file and a journal.
+      await writeFile(join(dir, ".w.s3x-part"), "stale bytes");
+      await writeFile(join(dir, ".w.s3x-part.journal"), '{"version":1,"etag":"old","size":11}\n');
+      const sink = new FileSink(join(dir, "w"), undefined, policy);
+      await sink.open(5, { etag: '"e"', size: 5 }, false);
+      assert.deepEqual(await readdir(dir), [".w.s3x-part"], "the leftover and its journal are gone; no journal for a one-response object");
+      await sink.write(0, 0, Buffer.from("fresh"));
+      const back = Buffer.alloc(3);
+      await sink.read(1, back);
+      assert.equal(back.toString(), "res");
+      await sink.commit({ lastModified: new Date("2021-05-06T07:08:09Z") });
+      assert.deepEqual(await readdir(dir), ["w"]);
+      assert.equal(await readFile(join(dir, "w"), "utf8"), "fresh");
+      assert.equal((await stat(join(dir, "w"))).mtime.toISOString(), "2021-05-06T07:08:09.000Z");
+      assert.equal(heard.length, 1);
+      assert.ok(heard[0]! > 0 && heard[0]! < 1e6, `measured ${heard[0]} µs`);
+    });
+
+    it("discard leaves nothing; a directory in the way is a path clash, with nothing left behind", async () => {
+      const failed = new FileSink(join(dir, "d"), undefined, new BlockingWrites());
+      await failed.open(3, { etag: "x", size: 3 }, false);
+      await failed.write(0, 0, Buffer.from("abc"));
+      assert.equal(await failed.discard(true), false, "one response: nothing to resume");
+      assert.deepEqual(await readdir(dir), []);
+
+      await mkdir(join(dir, "taken", "child"), { recursive: true });
+      const clash = new FileSink(join(dir, "taken"), undefined, new BlockingWrites());
+      await clash.open(2, { etag: "y", size: 2 }, false);
+      await clash.write(0, 0, Buffer.from("hi"));
+      await assert.rejects(clash.commit({}), (err: NodeJS.ErrnoException) => err.code === "S3X_PATH_CLASH" && /a directory of the same name is in the way/.test(err.message));
+      await clash.discard();
+      assert.deepEqual(await readdir(dir), ["taken"]);
+    });
+
+    it("resumable downloads never block: they keep their journal", async () => {
+      const policy = new BlockingWrites();
+      const sink = new FileSink(join(dir, "big"), undefined, policy);
+      await sink.open(4, { etag: "z", size: 4 }, true);
+      assert.deepEqual((await readdir(dir)).sort(), [".big.s3x-part", ".big.s3x-part.journal"]);
+      await sink.write(0, 0, Buffer.from("data"));
+      await sink.commit({});
+      assert.equal(await readFile(join(dir, "big"), "utf8"), "data");
+    });
+
+    it("the policy blocks while files are fast, goes to the thread pool once every recent file was slow, and probes again now and then", () => {
+      const policy = new BlockingWrites();
+      const slow = BLOCKING_LIMIT_US * 3;
+      assert.equal(policy.shouldBlock(), true, "blocks until it has measured");
+      // Slow files in bursts (a preempted thread) do not switch it while one recent file was fast.
+      policy.record(100);
+      for (let i = 0; i < 7; i++) policy.record(slow);
+      assert.equal(policy.shouldBlock(), true);
+      policy.record(slow); // now the last eight were all slow
+      const answers = Array.from({ length: 100 }, () => policy.shouldBlock());
+      assert.equal(answers.filter(Boolean).length, 2, "one probe per 50 files");
+      assert.equal(answers.indexOf(true), 49);
+      // A probe that comes back fast switches it back.
+      policy.record(50);
+      assert.ok(Array.from({ length: 20 }, () => policy.shouldBlock()).every(Boolean));
+    });
   });
 });
