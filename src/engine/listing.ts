@@ -70,7 +70,8 @@ function isDirectoryBucket(bucket: string): boolean {
  * if the server lists in UTF-8 byte order and honours StartAfter: each range
  * checks every page it gets (RangeListing), so a page that breaks the order
  * is never passed on. Should a server do so, the listing starts over page by
- * page and skips the keys already passed on, which then are the same ones.
+ * page and skips as many keys as were passed on, checking that the last one
+ * skipped is the last one passed on (a listing that changed meanwhile fails).
  */
 export async function* rangePages(
   list: (start: Start) => Promise<Page>,
@@ -81,10 +82,12 @@ export async function* rangePages(
   onFallback: (reason: string) => void = () => {},
 ): AsyncGenerator<ListPage> {
   let passedOn = firstKeys.length;
+  let lastPassedOn = firstKeys[firstKeys.length - 1]!;
   try {
-    for await (const page of cutPages(list, shape, planner, firstKeys[firstKeys.length - 1]!, token)) {
+    for await (const page of cutPages(list, shape, planner, lastPassedOn, token)) {
       yield page;
       passedOn += page.objects.length;
+      if (page.objects.length > 0) lastPassedOn = page.objects[page.objects.length - 1]!.key;
     }
   } catch (err) {
     if (!(err instanceof OutOfOrderError)) throw err;
@@ -92,6 +95,11 @@ export async function* rangePages(
     let skip = passedOn;
     for await (const page of listPages((next) => list(next === undefined ? {} : { token: next }))) {
       const objects = skip > 0 ? page.objects.slice(skip) : page.objects;
+      if (skip > 0 && skip <= page.objects.length && page.objects[skip - 1]!.key !== lastPassedOn) {
+        // Keys were added or deleted (rm -r deletes as it lists): skipping by
+        // count would now skip keys never passed on. Say so; never skip them silently.
+        throw new Error(`the listing changed while it was restarted page by page (key ${skip} is ${JSON.stringify(page.objects[skip - 1]!.key)}, not ${JSON.stringify(lastPassedOn)}): run the command again`);
+      }
       skip = Math.max(0, skip - page.objects.length);
       if (objects.length > 0 || page.prefixes.length > 0) yield { objects, prefixes: page.prefixes };
     }
@@ -154,7 +162,10 @@ async function* cutPages(
       // open-ended range starts from this one's overflow, saving a round trip.
       ranges.length = 0;
       planner = undefined;
-      if (range.following !== "none") ranges.push(new RangeListing(list, { startAfter: range.upTo! }, range.upTo!, undefined, () => false, range));
+      if (range.following !== "none") {
+        lastIssued = new RangeListing(list, { startAfter: range.upTo! }, range.upTo!, undefined, () => false, range);
+        ranges.push(lastIssued);
+      }
     }
     const rest = range.rest;
     if (rest) {
@@ -166,6 +177,8 @@ async function* cutPages(
       }
       lower = rest.keys[rest.keys.length - 1]!;
       start = { token: rest.token };
+      // The range before the next ones is this one (it has no overflow).
+      lastIssued = range;
       atOnce = first;
     }
     while (ranges.length < atOnce && planner) startNext();
@@ -206,7 +219,7 @@ class RangeListing {
   constructor(
     private readonly list: (start: Start) => Promise<Page>,
     start: Start,
-    after: string,
+    private readonly after: string,
     readonly upTo: string | undefined,
     /** Told how the range ended; true when that ends the plan (no key follows within its stretch). */
     private readonly done: (keys: number, following: Following) => boolean,
@@ -224,7 +237,8 @@ class RangeListing {
    * each stretch of keys.
    */
   private async fetch(next: Start, first: boolean): Promise<Page> {
-    if (first && this.before) {
+    // Only the range that ends where this one starts has the keys it wants.
+    if (first && this.before && this.before.upTo === this.after) {
       await this.before.settled;
       if (this.before.overflow) return this.before.overflow;
     }

@@ -10,7 +10,7 @@ type Page = ListPage & { nextToken?: string };
  * `pageSize` keys after the continuation token (here: the last key sent)
  * or after StartAfter. Counts requests and the most in flight at once.
  */
-function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: string; startAfter?: string }) => boolean, ignoresStartAfter = false) {
+function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: string; startAfter?: string }) => boolean, ignoresStartAfter = false, delayMs: () => number = () => 1) {
   const sorted = [...keys].sort(compareKeys);
   const stats = { requests: 0, inFlight: 0, maxInFlight: 0 };
   const list = async (start: { token?: string; startAfter?: string }): Promise<Page> => {
@@ -18,7 +18,7 @@ function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: s
     stats.inFlight++;
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1));
+      await new Promise((resolve) => setTimeout(resolve, delayMs()));
       if (failOn?.(start)) throw new Error("listing failed");
       const after = start.token ?? (ignoresStartAfter ? undefined : start.startAfter);
       const from = after === undefined ? 0 : sorted.findIndex((k) => compareKeys(k, after) > 0);
@@ -37,8 +37,8 @@ function bucketOf(keys: string[], pageSize: number, failOn?: (start: { token?: s
 }
 
 /** The whole listing as the engine reads it: the first page, then ranges planned from it. */
-async function listAll(keys: string[], pageSize: number, prefix = "", ignoresStartAfter = false) {
-  const bucket = bucketOf(keys, pageSize, undefined, ignoresStartAfter);
+async function listAll(keys: string[], pageSize: number, prefix = "", ignoresStartAfter = false, delayMs?: () => number) {
+  const bucket = bucketOf(keys, pageSize, undefined, ignoresStartAfter, delayMs);
   const fallbacks: string[] = [];
   const listed: string[] = [];
   const first = await bucket.list({});
@@ -54,6 +54,27 @@ async function listAll(keys: string[], pageSize: number, prefix = "", ignoresSta
 const numbered = (count: number, prefix: string, width = 4, tail = "") => Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(width, "0")}${tail}`);
 
 describe("rangePages (a listing cut into key ranges)", () => {
+  it("answers arriving in any order never mix up the ranges: keys that end stretches early, re-planned again and again", async () => {
+    // The integration test's keys (many.test): a dense run, a stretch that
+    // ends early, a key just past a cut, ".jpg" tails, private-use and
+    // astral characters. Answers take 0-6 ms, so ranges end in any order.
+    const keys = [
+      ...numbered(300, "mix/n/"),
+      "mix/n/0299x",
+      "mix/n/~",
+      ...Array.from({ length: 150 }, (_, i) => `mix/img/${String(i * 3).padStart(6, "0")}.jpg`),
+      ...Array.from({ length: 60 }, (_, i) => `mix/u/${String.fromCodePoint(0x1f600 + (i % 30))}${i}`),
+      ...Array.from({ length: 30 }, (_, i) => `mix/u/\uE000${i}`),
+      "mix/z/é",
+      "mix/z/中文 key",
+    ];
+    for (let run = 0; run < 40; run++) {
+      const { listed, sorted, fallbacks } = await listAll(keys, 25, "mix/", false, () => Math.floor(Math.random() * 7));
+      assert.deepEqual(fallbacks, [], `run ${run}`);
+      assert.deepEqual(listed, sorted, `run ${run}`);
+    }
+  });
+
   it("lists every key once, in order, with ranges listed at once", async () => {
     const { listed, sorted, stats } = await listAll(numbered(10_000, "tenk/"), 1000, "tenk/");
     assert.deepEqual(listed, sorted);
@@ -100,6 +121,32 @@ describe("rangePages (a listing cut into key ranges)", () => {
     assert.deepEqual(listed, sorted);
     assert.equal(fallbacks.length, 1);
     assert.match(fallbacks[0]!, /out of S3's key order; listing page by page instead/);
+  });
+
+  it("fails, never skipping keys silently, when the listing changed before a page-by-page restart (rm -r deletes as it lists)", async () => {
+    // One answer breaks S3's order (two keys swapped), and the reader
+    // deletes every key it is handed, as rm -r does.
+    const stored = numbered(5_000, "k/");
+    let rangeRequests = 0;
+    const list = async (start: { token?: string; startAfter?: string }): Promise<Page> => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const after = start.token ?? start.startAfter;
+      const from = after === undefined ? 0 : stored.findIndex((k) => compareKeys(k, after) > 0);
+      const slice = from < 0 ? [] : stored.slice(from, from + 200);
+      if (start.startAfter !== undefined && ++rangeRequests === 4) [slice[10], slice[11]] = [slice[11]!, slice[10]!];
+      const more = from >= 0 && from + 200 < stored.length;
+      return { objects: slice.map((key) => ({ key, size: 0, lastModified: new Date(0), etag: '""' })), prefixes: [], nextToken: more ? slice[slice.length - 1] : undefined };
+    };
+    const remove = (keys: string[]) => keys.forEach((key) => stored.splice(stored.indexOf(key), 1));
+    const first = await list({});
+    const keys = first.objects.map((o) => o.key);
+    remove(keys);
+    const planner = KeyRangePlanner.fromFirstPage("k/", keys, 200)!;
+    const fallbacks: string[] = [];
+    await assert.rejects(async () => {
+      for await (const page of rangePages(list, { prefix: "k/", pageSize: 200, atMost: 16 }, planner, keys, first.nextToken!, (reason) => fallbacks.push(reason))) remove(page.objects.map((o) => o.key));
+    }, /the listing changed while it was restarted page by page .*run the command again/);
+    assert.equal(fallbacks.length, 1);
   });
 
   it("hands a failed range's error to the reader", async () => {
