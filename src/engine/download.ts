@@ -3,7 +3,8 @@ import { partAt, planParts } from "../plan/parts.js";
 import { coveredBytes, missingRanges, type ByteRange } from "../plan/ranges.js";
 import { getRange, headObject, ObjectLargerThanBufferError, type ObjectInfo, type ObjectRef, type RangeResult } from "../s3/operations.js";
 import { acquirePartBuffer, ObjectScope, retryHooks, type TransferContext } from "./context.js";
-import { compositeParts, RangeVerifier, type StoredChecksum } from "./integrity/verifier.js";
+import { compositeParts, RangeVerifier, type RangeStream, type StoredChecksum } from "./integrity/verifier.js";
+import { RangeSlices, SLICE_BYTES } from "./range-slices.js";
 import { isInterruption } from "./resume/interruption.js";
 import { RequestError, withRetries } from "./retry.js";
 import { rangeHedge } from "./hedge.js";
@@ -275,6 +276,10 @@ async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstIndex: n
   for (let i = 0; i < ranges.length && !group.failed; i++) {
     const index = firstIndex + i;
     const range = ranges[i]!;
+    if (writesInSlices(ctx, sink, partSize)) {
+      await fetchInSlices(run, range, index, etag);
+      continue;
+    }
     if (sink.waitForRoom) await sink.waitForRoom(index);
     // Buffers are taken in part order, so the part the sink needs next
     // always holds one: an ordered sink can never deadlock the budget.
@@ -290,6 +295,42 @@ async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstIndex: n
       ).finally(() => ctx.memory.release(buffer)),
     );
   }
+}
+
+/**
+ * A sink that takes parts at any offset as they come (a file) gets each
+ * range in slices, written as the body arrives (engine/range-slices.ts),
+ * when parts are large enough for that to save memory.
+ */
+function writesInSlices(ctx: TransferContext, sink: DownloadSink, partSize: number): boolean {
+  return sink.waitForRoom === undefined && partSize > 2 * SLICE_BYTES && 2 * SLICE_BYTES <= ctx.memory.limit;
+}
+
+/** Queues one range fetched into two slice buffers and written slice by slice (its request slot is held until the last is written). */
+async function fetchInSlices(run: Run, range: ByteRange, index: number, etag: string): Promise<void> {
+  const { ctx, ref, sink, signal, group } = run;
+  // Both slices in one piece of the budget: two separate takes could deadlock against other downloads holding one each.
+  const memory = await acquirePartBuffer(ctx, 2 * SLICE_BYTES, signal);
+  const buffers = [memory.subarray(0, SLICE_BYTES), memory.subarray(SLICE_BYTES)] as const;
+  // The stored checksum (if any) is taken over the slices in order.
+  let checksum: Promise<RangeStream | undefined> | undefined;
+  const checksumStream = (): Promise<RangeStream | undefined> => (checksum ??= run.verifier.then((verifier) => verifier?.streamRange(range.offset)));
+  const slices = new RangeSlices(buffers, range.offset, async (offset, data) => {
+    await (await checksumStream())?.add(data);
+    await sink.write(index, offset, data);
+  });
+  const end = range.offset + range.length - 1;
+  const task = async (): Promise<void> => {
+    await fetchRange(ctx, ref, range.offset, end, etag || undefined, memory, signal, false, slices);
+    await slices.finish();
+    (await checksumStream())?.end();
+  };
+  group.add(
+    ctx.queue.add(task, { signal }).finally(async () => {
+      await slices.settled();
+      ctx.memory.release(memory);
+    }),
+  );
 }
 
 /**
@@ -455,6 +496,7 @@ function fetchRange(
   buffer: Buffer,
   signal: AbortSignal,
   whole = false,
+  slices?: RangeSlices,
 ): Promise<RangeResult> {
   let received = 0;
   let etag = ifMatch;
@@ -470,9 +512,11 @@ function fetchRange(
         ifMatch: etag,
         target: buffer,
         offset: received,
+        slices,
         signal,
         whole,
         onBytes: (n) => {
+          slices?.advance(n);
           received += n;
           ctx.stats.bytesReceived += n;
           ctx.progress.addDone(n);
@@ -488,15 +532,17 @@ function fetchRange(
     // range may get a duplicate elsewhere, written to a scratch buffer and
     // copied in only if it wins.
     rangeHedge<RangeResult>(ctx, {
-      buffer,
       length: end - start + 1,
       received: () => received,
       fetch: (from, scratch, onBytes) => {
         ctx.stats.requests++;
         return getRange(ctx.client, { ref, start: start + from, end, ifMatch: etag, target: scratch, offset: 0, signal, onBytes });
       },
-      adopted: (result, bytes) => {
+      adopted: (result, rest) => {
         if (etag && result.etag && result.etag !== etag) throw new Error(`GET s3://${ref.bucket}/${ref.key}: the object changed during the download (ETag ${etag}, then ${result.etag})`);
+        if (slices) slices.appendTail(rest);
+        else rest.copy(buffer, received);
+        const bytes = rest.length;
         received += bytes;
         ctx.stats.bytesReceived += bytes;
         ctx.progress.addDone(bytes);

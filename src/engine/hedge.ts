@@ -97,26 +97,28 @@ export function repeatHedge<T>(ctx: TransferContext, payloadBytes: number): Hedg
   return payloadBytes >= HEDGE_MIN_BYTES ? { tail: tailHedger(ctx) } : undefined;
 }
 
-/** What a ranged GET's hedge needs from the download: where bytes go and how far the original got. */
+/** What a ranged GET's hedge needs from the download: how far the original got, and where the rest goes. */
 export interface RangeTarget<T> {
-  /** The part buffer the original writes into. */
-  buffer: Buffer;
   /** Bytes of the range the original has written so far. */
   received(): number;
   /** Bytes of the whole range. */
   length: number;
   /** GETs range bytes [from, end] into `scratch` (from 0), counting into `onBytes`; no progress reporting. */
   fetch(from: number, scratch: Buffer, onBytes: (n: number) => void): Promise<T>;
-  /** The duplicate won and `bytes` more bytes are in the part buffer: account them (progress) and return the attempt's result. */
-  adopted(result: T, bytes: number): T;
+  /**
+   * The duplicate won: `rest` holds the range's bytes after the original's
+   * last (in the scratch buffer, reused once this returns); take them,
+   * account them (progress) and return the attempt's result.
+   */
+  adopted(result: T, rest: Buffer): T;
 }
 
 /**
  * A hedge for a ranged GET into a part buffer: the duplicate asks for the
  * bytes the original has not delivered yet, into a scratch buffer from the
  * memory budget (no hedge if none is free now). If it wins, the original
- * has been stopped; the scratch bytes the original did not write are copied
- * into the part buffer, so the part buffer only ever has one writer at a time.
+ * has been stopped; the scratch bytes the original did not write are handed
+ * to the download, so its buffers only ever have one writer at a time.
  */
 export function rangeHedge<T>(ctx: TransferContext, target: RangeTarget<T>): HedgeHook<T> | undefined {
   if (target.length < HEDGE_MIN_BYTES) return undefined;
@@ -124,16 +126,15 @@ export function rangeHedge<T>(ctx: TransferContext, target: RangeTarget<T>): Hed
     tail: tailHedger(ctx),
     duplicate: () => {
       const from = target.received();
-      const scratch = ctx.memory.tryAcquire(target.buffer.length);
+      const scratch = ctx.memory.tryAcquire(target.length);
       if (!scratch) return undefined;
       let got = 0;
       return {
         run: () => target.fetch(from, scratch, (n) => (got += n)),
         adopt: (result) => {
           const done = target.received();
-          // The original stopped at `done` ≥ `from`: copy only what it lacks.
-          scratch.copy(target.buffer, done, done - from, got);
-          return target.adopted(result, from + got - done);
+          // The original stopped at `done` ≥ `from`: hand on only what it lacks.
+          return target.adopted(result, scratch.subarray(done - from, got));
         },
         discard: () => ctx.memory.release(scratch),
       };

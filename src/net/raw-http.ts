@@ -288,9 +288,10 @@ export class RawConnection {
     const exchange = this.exchange;
     if (this.phase === "body" && exchange && exchange.framing === "length" && exchange.remaining > 0) {
       const sink = exchange.body.directSink();
-      if (sink && sink.room >= exchange.remaining) {
+      // A part buffer takes the whole rest of the body; a slice what it has room for.
+      if (sink && (sink.room >= exchange.remaining || (sink.slice && sink.room > 0))) {
         this.direct = true;
-        return sink.window(exchange.remaining);
+        return sink.window(Math.min(sink.room, exchange.remaining));
       }
     }
     this.direct = false;

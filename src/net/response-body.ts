@@ -46,8 +46,11 @@ export class ResponseBody extends Readable {
   deliver(chunk: Buffer): void {
     const sink = this.sink;
     if (sink) {
-      sink.accept(chunk);
-      return;
+      const taken = sink.accept(chunk);
+      if (taken === chunk.length || !sink.slice) return;
+      // A slice filled up mid-chunk: the rest waits in the stream for the
+      // next slice (copied: a source may hand over its own read buffer).
+      chunk = Buffer.from(chunk.subarray(taken));
     }
     if (!this.push(chunk)) this.source?.pause();
   }
@@ -101,8 +104,30 @@ export class ResponseBody extends Readable {
    * `onBytes`, so a retry can ask only for the missing range.
    */
   readInto(target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
+    return this.attachSink(target, offset, onBytes, false);
+  }
+
+  /**
+   * Like readInto, but for a body read in slices: resolves as soon as
+   * `target` is full, or at the end of the body (then with fewer bytes than
+   * the room left, possibly none). The source is paused until the next
+   * call; bytes it had already read wait in the stream and go first into
+   * the next slice.
+   */
+  readSlice(target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
+    return this.attachSink(target, offset, onBytes, true);
+  }
+
+  private attachSink(target: Buffer, offset: number, onBytes: ((n: number) => void) | undefined, slice: boolean): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      const sink = new Sink(target, offset, onBytes, resolve, reject, () => this.source?.abort(new Error("overflow")));
+      const detach = (): void => {
+        if (this.sink !== sink) return;
+        this.sink = undefined;
+        // Until the next slice: the bytes wait in the kernel's socket buffer, not copied into the stream.
+        if (!this.ended) this.source?.pause();
+      };
+      const sink = new Sink(target, offset, onBytes, resolve, reject, () => this.source?.abort(new Error("overflow")), slice ? detach : undefined);
+      if (slice && sink.room === 0) return sink.finish();
       // Whatever the stream already buffered goes first, in order. Reading
       // it must not pull more from the source (_read): those bytes would be
       // copied into the stream only to be copied again here.
@@ -111,7 +136,10 @@ export class ResponseBody extends Readable {
         try {
           let chunk: Buffer | null;
           while ((chunk = this.read() as Buffer | null) !== null) {
-            if (!sink.accept(chunk)) return;
+            const taken = sink.accept(chunk);
+            if (!sink.settled) continue;
+            if (taken < chunk.length && slice) this.unshift(chunk.subarray(taken));
+            return;
           }
         } finally {
           this.draining = false;
@@ -129,13 +157,19 @@ export class ResponseBody extends Readable {
 export interface DirectSink {
   /** Room left in the target, in bytes. */
   readonly room: number;
+  /** A slice of the body: it may end before the body does (then the source reads on into its own buffer). */
+  readonly slice: boolean;
   /** The next `length` bytes of the target (length ≤ room), for the socket to read into. */
   window(length: number): Buffer;
   /** `n` bytes were placed at the start of the last window. */
   advance(n: number): void;
 }
 
-/** Receives body bytes into a fixed buffer region. */
+/**
+ * Receives body bytes into a fixed buffer region. A slice sink (`detach`
+ * given) takes what fits, then settles and detaches from the body; a plain
+ * one fails the body when more arrives than fits.
+ */
 class Sink implements DirectSink {
   private position: number;
   settled = false;
@@ -147,8 +181,14 @@ class Sink implements DirectSink {
     private readonly resolve: (n: number) => void,
     private readonly reject: (err: Error) => void,
     private readonly abort: () => void,
+    private readonly detach?: () => void,
   ) {
     this.position = start;
+  }
+
+  /** Whether this sink takes one slice of a longer body. */
+  get slice(): boolean {
+    return this.detach !== undefined;
   }
 
   get room(): number {
@@ -162,29 +202,34 @@ class Sink implements DirectSink {
   advance(n: number): void {
     this.position += n;
     this.onBytes?.(n);
+    if (this.detach && this.position === this.target.length) this.finish();
   }
 
-  accept(chunk: Buffer): boolean {
-    if (this.settled) return false;
-    if (this.position + chunk.length > this.target.length) {
+  /** Copies in what it can of `chunk`; returns the bytes taken. */
+  accept(chunk: Buffer): number {
+    if (this.settled) return 0;
+    if (this.position + chunk.length > this.target.length && !this.slice) {
       this.abort();
       this.fail(new BodyOverflowError(this.target.length - this.start, this.position - this.start + chunk.length));
-      return false;
+      return 0;
     }
-    chunk.copy(this.target, this.position);
-    this.advance(chunk.length);
-    return true;
+    const taken = Math.min(chunk.length, this.target.length - this.position);
+    chunk.copy(this.target, this.position, 0, taken);
+    this.advance(taken);
+    return taken;
   }
 
   finish(): void {
     if (this.settled) return;
     this.settled = true;
+    this.detach?.();
     this.resolve(this.position - this.start);
   }
 
   fail(err: Error): void {
     if (this.settled) return;
     this.settled = true;
+    this.detach?.();
     this.reject(err);
   }
 }

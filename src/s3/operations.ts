@@ -108,9 +108,11 @@ export interface RangeRequest extends Call {
   end: number;
   /** Refuse to answer (412) if the object's ETag is no longer this. */
   ifMatch?: string;
-  /** The bytes land here, from `offset` on. */
+  /** The bytes land here, from `offset` on (unless `slices` is given). */
   target: Buffer;
   offset: number;
+  /** The body goes to these slices as it arrives, instead of to `target`. */
+  slices?: BodySlices;
   onBytes?: (n: number) => void;
   /** Called with the response's ETag as soon as headers arrive. */
   onEtag?: (etag: string) => void;
@@ -122,6 +124,17 @@ export interface RangeRequest extends Call {
    * target fails with ObjectLargerThanBufferError, before its body is read.
    */
   whole?: boolean;
+}
+
+/**
+ * Where a ranged GET's body goes when it is written out as it arrives
+ * instead of held whole: the slice being filled (and how much of it holds
+ * bytes already), and `full` to hand a filled slice on, resolving when the
+ * next may be filled. The caller counts landed bytes through `onBytes`.
+ */
+export interface BodySlices {
+  current(): { buffer: Buffer; filled: number };
+  full(): Promise<void>;
 }
 
 /** A whole-object GET answered with more bytes than the caller's buffer holds (the object grew since it was listed). */
@@ -172,13 +185,7 @@ export async function getRange(client: S3Client, req: RangeRequest): Promise<Ran
   if (range === undefined) checkFits(req, out.ContentLength, out.Body);
   const objectSize = ranged ? parseTotal(out.ContentRange as string) : (out.ContentLength ?? 0);
   const expected = out.ContentLength ?? req.end - req.start + 1;
-  const body = out.Body;
-  let bytes: number;
-  if (body instanceof ResponseBody) {
-    bytes = await body.readInto(req.target.subarray(0, req.offset + expected), req.offset, req.onBytes);
-  } else {
-    bytes = await copyStream(body as Readable, req.target, req.offset, req.onBytes);
-  }
+  const bytes = await readBody(out.Body, req, expected);
   if (bytes !== expected) {
     const err = new Error(`response body ended after ${bytes} of ${expected} bytes`) as Error & { code: string };
     err.code = "S3X_SHORT_BODY";
@@ -203,7 +210,7 @@ async function getRangeDirectly(client: S3Client, req: RangeRequest): Promise<Ra
   if (range === undefined) checkFits(req, contentLength, response.body);
   const objectSize = ranged ? parseTotal(h["content-range"]) : (contentLength ?? 0);
   const expected = contentLength ?? req.end - req.start + 1;
-  const bytes = response.body instanceof ResponseBody ? await response.body.readInto(req.target.subarray(0, req.offset + expected), req.offset, req.onBytes) : await copyStream(response.body as Readable, req.target, req.offset, req.onBytes);
+  const bytes = await readBody(response.body, req, expected);
   if (bytes !== expected) {
     const err = new Error(`response body ended after ${bytes} of ${expected} bytes`) as Error & { code: string };
     err.code = "S3X_SHORT_BODY";
@@ -243,6 +250,59 @@ function parseTotal(contentRange: string): number {
   const total = Number(contentRange.slice(slash + 1));
   if (!Number.isSafeInteger(total)) throw new Error(`unexpected Content-Range: ${contentRange}`);
   return total;
+}
+
+/** Reads a GET's body (`expected` bytes) into the request's target or slices; returns the bytes that arrived. */
+function readBody(body: unknown, req: RangeRequest, expected: number): Promise<number> {
+  if (req.slices) return body instanceof ResponseBody ? readSlices(body, req.slices, expected, req.onBytes) : copyStreamToSlices(body as Readable, req.slices, expected, req.onBytes);
+  if (body instanceof ResponseBody) return body.readInto(req.target.subarray(0, req.offset + expected), req.offset, req.onBytes);
+  return copyStream(body as Readable, req.target, req.offset, req.onBytes);
+}
+
+async function readSlices(body: ResponseBody, slices: BodySlices, expected: number, onBytes?: (n: number) => void): Promise<number> {
+  let got = 0;
+  while (got < expected) {
+    const { buffer, filled } = slices.current();
+    if (filled === buffer.length) {
+      await slices.full(); // filled by an earlier attempt that ended right there
+      continue;
+    }
+    const rest = expected - got;
+    if (rest <= buffer.length - filled) {
+      // The last slice: read to the end of the body (a slice would pause the
+      // source at its last byte, before the end of the response is seen).
+      const n = await body.readInto(buffer.subarray(0, filled + rest), filled, onBytes);
+      got += n;
+      if (filled + n === buffer.length) await slices.full();
+      break;
+    }
+    const n = await body.readSlice(buffer, filled, onBytes);
+    got += n;
+    if (filled + n < buffer.length) break; // the body ended early: the caller reports it short
+    await slices.full();
+  }
+  return got;
+}
+
+async function copyStreamToSlices(stream: Readable, slices: BodySlices, expected: number, onBytes?: (n: number) => void): Promise<number> {
+  let got = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (got + chunk.length > expected) throw new Error("response body longer than the requested range");
+    for (let taken = 0; taken < chunk.length; ) {
+      const { buffer, filled } = slices.current();
+      if (filled === buffer.length) {
+        await slices.full();
+        continue;
+      }
+      const n = Math.min(buffer.length - filled, chunk.length - taken);
+      chunk.copy(buffer, filled, taken, taken + n);
+      taken += n;
+      got += n;
+      onBytes?.(n);
+      if (filled + n === buffer.length) await slices.full();
+    }
+  }
+  return got;
 }
 
 async function copyStream(stream: Readable, target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {

@@ -1,3 +1,4 @@
+import { createHash, type Hash } from "node:crypto";
 import type { ChecksumValue } from "../../s3/operations.js";
 import { checksumValue, combineDigests, compositeChecksum, digestOf, emptyDigest, fullObjectDigest, isCrc, type RangeDigest } from "./checksums.js";
 
@@ -60,6 +61,66 @@ export class RangeVerifier {
     }
   }
 
+  /**
+   * Takes one range's bytes piece by piece, in order (a download that writes
+   * a range in slices as they arrive). CRC pieces are added as they come; a
+   * SHA-256, which cannot be combined, runs over the range and is added per
+   * part (COMPOSITE) or for the whole object at the range's end: the same
+   * verdict as `add` with the whole range at once.
+   */
+  streamRange(offset: number): RangeStream {
+    let at = offset;
+    if (isCrc(this.algorithm)) {
+      return {
+        add: (data) => {
+          const pieceAt = at;
+          at += data.length;
+          return this.add(pieceAt, data);
+        },
+        end: () => undefined,
+      };
+    }
+    const stored = this.stored;
+    // Where a running hash must be cut: the end of a part, or of the object.
+    const boundaryAfter = (position: number): number =>
+      stored.type === "COMPOSITE" ? Math.min(this.size, (Math.floor(position / stored.partSize) + 1) * stored.partSize) : this.size;
+    let pieceStart = offset;
+    let hash: Hash = createHash("sha256");
+    const endPiece = (): void => {
+      if (at > pieceStart) this.addWholeDigest(pieceStart, at - pieceStart, hash.digest());
+      pieceStart = at;
+      hash = createHash("sha256");
+    };
+    return {
+      add: async (data) => {
+        for (let taken = 0; taken < data.length; ) {
+          const n = Math.min(data.length - taken, boundaryAfter(at) - at);
+          if (n <= 0) throw new Error(`range bytes past the object's end (${this.size} bytes)`);
+          hash.update(data.subarray(taken, taken + n));
+          taken += n;
+          at += n;
+          if (at === boundaryAfter(pieceStart)) endPiece();
+        }
+      },
+      end: endPiece,
+    };
+  }
+
+  /** A SHA-256 of the bytes [offset, offset + length): checkable only as a whole part (COMPOSITE) or the whole object. */
+  private addWholeDigest(offset: number, length: number, digest: Buffer): void {
+    if (this.unverifiable) return;
+    const stored = this.stored;
+    if (stored.type === "FULL_OBJECT") {
+      if (length !== this.size) this.unverifiable = `a ${this.algorithm} of the whole object cannot be combined from ranges`;
+    } else {
+      const partEnd = Math.min(this.size, (Math.floor(offset / stored.partSize) + 1) * stored.partSize);
+      if (offset % stored.partSize !== 0 || offset + length !== partEnd) {
+        this.unverifiable = `the download's ranges do not match the object's ${stored.parts} parts (${this.algorithm} part checksums cannot be combined)`;
+      }
+    }
+    if (!this.unverifiable) this.pieces.push({ offset, length, digest });
+  }
+
   /** The verdict, once every byte was added. Ranges added twice count once (the latest digest). */
   async verdict(): Promise<Verdict> {
     if (this.unverifiable) return { ok: "unverifiable", why: this.unverifiable };
@@ -96,6 +157,13 @@ export class RangeVerifier {
     }
     return actual === stored.checksum.base64 ? { ok: true } : { ok: false, actual };
   }
+}
+
+/** One range's bytes for a RangeVerifier, in order (see RangeVerifier.streamRange). */
+export interface RangeStream {
+  add(data: Uint8Array): Promise<void>;
+  /** The range is complete. */
+  end(): void;
 }
 
 /** The part count in a COMPOSITE value ("…-N"), or undefined. */

@@ -1,0 +1,105 @@
+import type { BodySlices } from "../s3/operations.js";
+
+/**
+ * One range of a download written to its file as the body arrives, in
+ * slices, instead of held whole in a part buffer until the last byte.
+ *
+ * Two slice buffers per range: one fills from the socket while the other is
+ * written. A range then needs 2 × SLICE_BYTES of memory whatever the part
+ * size, so 25 ranges of 8 MiB in flight hold 50 MiB instead of 200 MiB.
+ * Memory a process touches for the first time costs page faults (in this
+ * VM ~8 µs per 4 KiB page): a 1 GiB download to a file spent 1.35–1.93 s
+ * of system time with whole 8 MiB part buffers and 1.05–1.52 s with a
+ * quarter of the buffers (interleaved runs).
+ *
+ * Slices are written in order, each right after the one before it in the
+ * object; the bytes the range has received but not yet written (the slice
+ * being filled) stay there across a retry, which asks only for the bytes
+ * after them.
+ */
+export const SLICE_BYTES = 1024 * 1024;
+
+export class RangeSlices implements BodySlices {
+  private index = 0;
+  private filled = 0;
+  /** The object offset of the slice being filled. */
+  private at: number;
+  /** The last write of each buffer: it must end before that buffer is filled again. */
+  private readonly writes: [Promise<void>, Promise<void>] = [Promise.resolve(), Promise.resolve()];
+  private tail: Buffer | undefined;
+  private failure: { err: unknown } | undefined;
+  /** The last write handed on, whichever buffer. */
+  private last: Promise<void> = Promise.resolve();
+
+  /** `land` writes (and checks) bytes at an object offset; slices are handed to it one at a time, in order. */
+  constructor(
+    private readonly buffers: readonly [Buffer, Buffer],
+    start: number,
+    private readonly land: (offset: number, data: Buffer) => Promise<void>,
+  ) {
+    this.at = start;
+  }
+
+  current(): { buffer: Buffer; filled: number } {
+    return { buffer: this.buffers[this.index], filled: this.filled };
+  }
+
+  /** The range's last bytes came from elsewhere (a hedged duplicate that won): written after the rest by `finish`. */
+  appendTail(bytes: Buffer): void {
+    this.tail = Buffer.from(bytes); // a copy: the duplicate's buffer is reused
+  }
+
+  /** `n` body bytes landed in the current slice. */
+  advance(n: number): void {
+    this.filled += n;
+  }
+
+  async full(): Promise<void> {
+    this.writeCurrent();
+    // The other buffer's last write, before the socket fills it again.
+    await this.writes[this.index];
+    this.throwIfFailed();
+  }
+
+  /**
+   * The range's bytes have all arrived: writes the slice being filled, then
+   * the tail (appendTail), and waits for every write.
+   */
+  async finish(): Promise<void> {
+    if (this.filled > 0) this.writeCurrent();
+    await Promise.all(this.writes);
+    this.throwIfFailed();
+    const tail = this.tail;
+    this.tail = undefined;
+    if (tail && tail.length > 0) {
+      const offset = this.at;
+      this.at += tail.length;
+      await this.land(offset, tail);
+    }
+  }
+
+  /** Resolves once no write is in flight (win or lose), so the buffers can be reused. */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.writes);
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure.err;
+  }
+
+  private writeCurrent(): void {
+    const i = this.index;
+    const offset = this.at;
+    const data = this.buffers[i].subarray(0, this.filled);
+    // One write after the other, in the object's order (a checksum runs over them in order).
+    const write = this.last.then(() => this.land(offset, data));
+    this.last = write.catch(() => undefined);
+    // A failed write fails the range for good (bytes counted as received
+    // are not on disk): full and finish throw it, a retry must not go on.
+    write.catch((err: unknown) => (this.failure ??= { err }));
+    this.writes[i] = write;
+    this.at += this.filled;
+    this.filled = 0;
+    this.index = 1 - i;
+  }
+}
