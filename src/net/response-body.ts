@@ -35,6 +35,11 @@ export class ResponseBody extends Readable {
     // A modest high-water mark: the stream path only serves small bodies
     // (XML, errors) and callers that insist on a stream.
     super({ highWaterMark: 256 * 1024 });
+    // A body nobody reads any more that fails (its connection closed at the
+    // end of a command) must not end the process with an "unhandled 'error'"
+    // stack trace. Readers still get the error: readInto through `failure`,
+    // stream consumers through their own listeners or iterators.
+    this.on("error", () => undefined);
   }
 
   /** Called by the HTTP handler once the request is on a socket. */

@@ -222,6 +222,15 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     assert.equal(s.connections(), 1, "the connection is kept alive after a sliced body");
   });
 
+  it("a body that fails with nobody reading it does not end the process; a later reader still gets the error", async () => {
+    const body = new ResponseBody();
+    body.attach({ pause: () => undefined, resume: () => undefined, abort: () => undefined });
+    body.deliver(Buffer.from("unread"));
+    body.fail(Object.assign(new Error("The client is destroyed"), { code: "UND_ERR_DESTROYED" }));
+    await new Promise((resolve) => setImmediate(resolve)); // an unhandled 'error' would be thrown here
+    await assert.rejects(body.readInto(Buffer.alloc(16), 0), /The client is destroyed/);
+  });
+
   it("streams an error body for the SDK's error parser, on the same connection", async () => {
     const xml = "<?xml version=\"1.0\"?><Error><Code>PreconditionFailed</Code><Message></Message></Error>";
     const s = await serve((_req, socket, index) => {
