@@ -273,10 +273,11 @@ function landFirst(run: Run, offset: number, data: Buffer, buffer: Buffer): void
 /** Fetches `ranges` concurrently (sink index from `firstIndex`), writing each to the sink as it lands. */
 async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstIndex: number, etag: string, partSize: number): Promise<void> {
   const { ctx, ref, sink, signal, group } = run;
+  const sliced = writesInSlices(ctx, sink, partSize);
   for (let i = 0; i < ranges.length && !group.failed; i++) {
     const index = firstIndex + i;
     const range = ranges[i]!;
-    if (writesInSlices(ctx, sink, partSize)) {
+    if (sliced) {
       await fetchInSlices(run, range, index, etag);
       continue;
     }

@@ -98,7 +98,7 @@ export async function* rangePages(
       if (skip > 0 && skip <= page.objects.length && page.objects[skip - 1]!.key !== lastPassedOn) {
         // Keys were added or deleted (rm -r deletes as it lists): skipping by
         // count would now skip keys never passed on. Say so; never skip them silently.
-        throw new Error(`the listing changed while it was restarted page by page (key ${skip} is ${JSON.stringify(page.objects[skip - 1]!.key)}, not ${JSON.stringify(lastPassedOn)}): run the command again`);
+        throw new Error(`the listing changed while it was restarted page by page (after skipping ${passedOn} keys it reached ${JSON.stringify(page.objects[skip - 1]!.key)}, not ${JSON.stringify(lastPassedOn)}): run the command again`);
       }
       skip = Math.max(0, skip - page.objects.length);
       if (objects.length > 0 || page.prefixes.length > 0) yield { objects, prefixes: page.prefixes };

@@ -25,11 +25,12 @@ export class RangeSlices implements BodySlices {
   private filled = 0;
   /** The object offset of the slice being filled. */
   private at: number;
-  /** The last write of each buffer: it must end before that buffer is filled again. */
-  private readonly writes: [Promise<void>, Promise<void>] = [Promise.resolve(), Promise.resolve()];
   private tail: Buffer | undefined;
   private failure: { err: unknown } | undefined;
-  /** The last write handed on, whichever buffer. */
+  /**
+   * The last write handed on (settles, never rejects). Writes go one after
+   * the other, so when it settles every earlier write has too.
+   */
   private last: Promise<void> = Promise.resolve();
 
   /** `land` writes (and checks) bytes at an object offset; slices are handed to it one at a time, in order. */
@@ -56,9 +57,10 @@ export class RangeSlices implements BodySlices {
   }
 
   async full(): Promise<void> {
+    // The write before this one is the other buffer's: it must end before the socket fills that buffer again.
+    const previous = this.last;
     this.writeCurrent();
-    // The other buffer's last write, before the socket fills it again.
-    await this.writes[this.index];
+    await previous;
     this.throwIfFailed();
   }
 
@@ -68,7 +70,7 @@ export class RangeSlices implements BodySlices {
    */
   async finish(): Promise<void> {
     if (this.filled > 0) this.writeCurrent();
-    await Promise.all(this.writes);
+    await this.last;
     this.throwIfFailed();
     const tail = this.tail;
     this.tail = undefined;
@@ -80,8 +82,8 @@ export class RangeSlices implements BodySlices {
   }
 
   /** Resolves once no write is in flight (win or lose), so the buffers can be reused. */
-  async settled(): Promise<void> {
-    await Promise.allSettled(this.writes);
+  settled(): Promise<void> {
+    return this.last;
   }
 
   private throwIfFailed(): void {
@@ -93,12 +95,13 @@ export class RangeSlices implements BodySlices {
     const offset = this.at;
     const data = this.buffers[i].subarray(0, this.filled);
     // One write after the other, in the object's order (a checksum runs over them in order).
-    const write = this.last.then(() => this.land(offset, data));
-    this.last = write.catch(() => undefined);
     // A failed write fails the range for good (bytes counted as received
     // are not on disk): full and finish throw it, a retry must not go on.
-    write.catch((err: unknown) => (this.failure ??= { err }));
-    this.writes[i] = write;
+    this.last = this.last
+      .then(() => this.land(offset, data))
+      .catch((err: unknown) => {
+        this.failure ??= { err };
+      });
     this.at += this.filled;
     this.filled = 0;
     this.index = 1 - i;

@@ -35,30 +35,35 @@ export class RangeVerifier {
     return this.stored.checksum.algorithm;
   }
 
+  /** A range's bytes, cut at part boundaries (COMPOSITE) into pieces digested on their own. */
   async add(offset: number, data: Uint8Array): Promise<void> {
-    // Once the verdict cannot be reached, hashing more bytes is wasted CPU.
-    if (this.unverifiable) return;
-    const stored = this.stored;
-    if (stored.type === "FULL_OBJECT" && !isCrc(this.algorithm) && data.length !== this.size) {
-      this.unverifiable = `a ${this.algorithm} of the whole object cannot be combined from ranges`;
-      return;
-    }
-    if (stored.type === "FULL_OBJECT") {
-      this.pieces.push({ offset, length: data.length, digest: await digestOf(this.algorithm, data) });
-      return;
-    }
     const end = offset + data.length;
     for (let at = offset; at < end; ) {
-      const partEnd = Math.min(this.size, (Math.floor(at / stored.partSize) + 1) * stored.partSize);
-      const pieceEnd = Math.min(end, partEnd);
-      const isWholePart = at % stored.partSize === 0 && pieceEnd === partEnd;
-      if (!isCrc(this.algorithm) && !isWholePart) {
-        this.unverifiable = `the download's ranges do not match the object's ${stored.parts} parts (${this.algorithm} part checksums cannot be combined)`;
+      // Once the verdict cannot be reached, hashing more bytes is wasted CPU.
+      if (this.unverifiable) return;
+      const pieceEnd = Math.min(end, this.pieceEndAfter(at));
+      const problem = isCrc(this.algorithm) ? undefined : this.wholeDigestProblem(at, pieceEnd - at);
+      if (problem) {
+        this.unverifiable = problem;
         return;
       }
       this.pieces.push({ offset: at, length: pieceEnd - at, digest: await digestOf(this.algorithm, data.subarray(at - offset, pieceEnd - offset)) });
       at = pieceEnd;
     }
+  }
+
+  /** Where the piece holding byte `position` must end: its part's end (COMPOSITE), else the object's. */
+  private pieceEndAfter(position: number): number {
+    const stored = this.stored;
+    return stored.type === "COMPOSITE" ? Math.min(this.size, (Math.floor(position / stored.partSize) + 1) * stored.partSize) : this.size;
+  }
+
+  /** Why a digest that cannot be combined (SHA-256) of bytes [offset, offset + length) cannot be checked: it must cover a whole part (COMPOSITE) or the whole object. */
+  private wholeDigestProblem(offset: number, length: number): string | undefined {
+    const stored = this.stored;
+    if (stored.type === "FULL_OBJECT") return length === this.size ? undefined : `a ${this.algorithm} of the whole object cannot be combined from ranges`;
+    const whole = offset % stored.partSize === 0 && offset + length === this.pieceEndAfter(offset);
+    return whole ? undefined : `the download's ranges do not match the object's ${stored.parts} parts (${this.algorithm} part checksums cannot be combined)`;
   }
 
   /**
@@ -80,10 +85,6 @@ export class RangeVerifier {
         end: () => undefined,
       };
     }
-    const stored = this.stored;
-    // Where a running hash must be cut: the end of a part, or of the object.
-    const boundaryAfter = (position: number): number =>
-      stored.type === "COMPOSITE" ? Math.min(this.size, (Math.floor(position / stored.partSize) + 1) * stored.partSize) : this.size;
     let pieceStart = offset;
     let hash: Hash = createHash("sha256");
     const endPiece = (): void => {
@@ -94,30 +95,22 @@ export class RangeVerifier {
     return {
       add: async (data) => {
         for (let taken = 0; taken < data.length; ) {
-          const n = Math.min(data.length - taken, boundaryAfter(at) - at);
+          const n = Math.min(data.length - taken, this.pieceEndAfter(at) - at);
           if (n <= 0) throw new Error(`range bytes past the object's end (${this.size} bytes)`);
           hash.update(data.subarray(taken, taken + n));
           taken += n;
           at += n;
-          if (at === boundaryAfter(pieceStart)) endPiece();
+          if (at === this.pieceEndAfter(pieceStart)) endPiece();
         }
       },
       end: endPiece,
     };
   }
 
-  /** A SHA-256 of the bytes [offset, offset + length): checkable only as a whole part (COMPOSITE) or the whole object. */
+  /** A SHA-256 of the bytes [offset, offset + length), taken by streamRange. */
   private addWholeDigest(offset: number, length: number, digest: Buffer): void {
     if (this.unverifiable) return;
-    const stored = this.stored;
-    if (stored.type === "FULL_OBJECT") {
-      if (length !== this.size) this.unverifiable = `a ${this.algorithm} of the whole object cannot be combined from ranges`;
-    } else {
-      const partEnd = Math.min(this.size, (Math.floor(offset / stored.partSize) + 1) * stored.partSize);
-      if (offset % stored.partSize !== 0 || offset + length !== partEnd) {
-        this.unverifiable = `the download's ranges do not match the object's ${stored.parts} parts (${this.algorithm} part checksums cannot be combined)`;
-      }
-    }
+    this.unverifiable = this.wholeDigestProblem(offset, length);
     if (!this.unverifiable) this.pieces.push({ offset, length, digest });
   }
 
