@@ -52,4 +52,49 @@ describe("engine/memory", () => {
     controller.abort(new Error("stop"));
     await assert.rejects(waiting, /stop/);
   });
+
+  it("hands out small buffers from power-of-two blocks, counts the blocks and reuses them", async () => {
+    const budget = new MemoryBudget(64 * 1024);
+    const a = await budget.acquire(5000);
+    assert.equal(a.length, 5000);
+    assert.equal(a.buffer.byteLength, 8192, "a view of an 8 KiB block");
+    assert.equal(budget.used, 8192, "the budget counts the whole block");
+    a.fill(7);
+    budget.release(a);
+    assert.equal(budget.used, 0);
+    const b = await budget.acquire(6000);
+    assert.equal(b.length, 6000);
+    assert.equal(b.buffer, a.buffer, "the released block serves the next object of a similar size");
+    const c = await budget.acquire(6000);
+    assert.notEqual(c.buffer, a.buffer, "a block is handed out once at a time");
+    const tiny = await budget.acquire(10);
+    assert.equal(budget.used, 8192 * 2 + 4096, "at least a 4 KiB block");
+    for (const buf of [b, c, tiny]) budget.release(buf);
+    assert.equal(budget.used, 0);
+  });
+
+  it("waits for whole blocks: eight 8 KiB blocks fill a 64 KiB budget of 5,000-byte buffers", async () => {
+    const budget = new MemoryBudget(64 * 1024);
+    const held = await Promise.all(Array.from({ length: 8 }, () => budget.acquire(5000)));
+    assert.equal(budget.tryAcquire(5000), undefined);
+    let served = false;
+    const next = budget.acquire(5000).then((buf) => ((served = true), buf));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(served, false);
+    budget.release(held[3]);
+    assert.equal((await next).buffer, held[3].buffer);
+  });
+
+  it("drops cached small blocks when a bigger buffer needs their memory", async () => {
+    const budget = new MemoryBudget(2 * M);
+    const smalls = await Promise.all(Array.from({ length: 16 }, () => budget.acquire(60_000)));
+    for (const buf of smalls) budget.release(buf);
+    const big = await budget.acquire(2 * M);
+    assert.equal(big.length, 2 * M);
+    assert.equal(budget.used, 2 * M);
+    budget.release(big);
+    const again = await budget.acquire(60_000);
+    assert.ok(!smalls.some((buf) => buf.buffer === again.buffer), "the small blocks were let go to make room");
+    budget.release(again);
+  });
 });
