@@ -123,6 +123,20 @@ export class ObjectScope {
 }
 
 /**
+ * Runs `task` in the command's request queue, once it has a free slot. A
+ * task whose signal aborted while it waited rejects with the signal's reason
+ * instead of starting. The signal is not given to p-queue: it would add two
+ * abort listeners per task to the signal every request of the command
+ * shares, and Node's EventTarget walks all of them on each add and remove.
+ */
+export function queued<T>(ctx: TransferContext, signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+  return ctx.queue.add(async () => {
+    signal.throwIfAborted();
+    return await task();
+  });
+}
+
+/**
  * Waits until the request queue has a free slot ahead, then for a part
  * buffer. Without the first wait a producer would fill the whole memory
  * budget with buffers for parts that are only queued, not in flight:

@@ -9,7 +9,7 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { childController, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
+import { childController, queued, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
 import { abortQuietly } from "./upload.js";
 import { withRetries } from "./retry.js";
 import { TaskGroup } from "./task-group.js";
@@ -37,13 +37,11 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   }, hooks);
   ctx.progress.addTotal(info.size);
   if (info.size <= Math.min(options.copyThreshold, MAX_SINGLE_COPY_SIZE)) {
-    await ctx.queue.add(
-      () =>
-        withRetries(`CopyObject ${src}`, ctx.retry, () => {
-          ctx.stats.requests++;
-          return copyObject(ctx.client, source, dest, options.attributes, info.etag, { signal: ctx.signal });
-        }, hooks),
-      { signal: ctx.signal },
+    await queued(ctx, ctx.signal, () =>
+      withRetries(`CopyObject ${src}`, ctx.retry, () => {
+        ctx.stats.requests++;
+        return copyObject(ctx.client, source, dest, options.attributes, info.etag, { signal: ctx.signal });
+      }, hooks),
     );
     ctx.progress.addDone(info.size);
     return { size: info.size };
@@ -68,17 +66,14 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
       // only when the queued ones are running.
       await waitForQueueRoom(ctx);
       group.add(
-        ctx.queue.add(
-          async () => {
-            const etag = await withRetries(`UploadPartCopy ${part.number} ${src}`, ctx.retry, () => {
-              ctx.stats.requests++;
-              return uploadPartCopy(ctx.client, source, dest, uploadId, part.number, range, info.etag, { signal });
-            }, partHooks);
-            completed.push({ partNumber: part.number, etag });
-            ctx.progress.addDone(part.length);
-          },
-          { signal },
-        ),
+        queued(ctx, signal, async () => {
+          const etag = await withRetries(`UploadPartCopy ${part.number} ${src}`, ctx.retry, () => {
+            ctx.stats.requests++;
+            return uploadPartCopy(ctx.client, source, dest, uploadId, part.number, range, info.etag, { signal });
+          }, partHooks);
+          completed.push({ partNumber: part.number, etag });
+          ctx.progress.addDone(part.length);
+        }),
       );
     }
     await group.wait();

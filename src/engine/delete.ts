@@ -1,5 +1,5 @@
 import { deleteObjects } from "../s3/list.js";
-import type { TransferContext } from "./context.js";
+import { queued, type TransferContext } from "./context.js";
 import type { ObjectResult } from "./batch.js";
 import { listObjectPages } from "./listing.js";
 import { withRetries } from "./retry.js";
@@ -30,7 +30,7 @@ export async function deleteKeys(ctx: TransferContext, bucket: string, keys: rea
         for (const key of chunk) onResult({ action: "delete", source: `s3://${bucket}/${key}`, destination: "", size: 0, status: "failed", error });
       }
     };
-    batches.push(ctx.queue.add(send, { signal: ctx.signal }).catch(() => undefined));
+    batches.push(queued(ctx, ctx.signal, send).catch(() => undefined));
   }
   await Promise.all(batches);
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { partAt, planParts } from "../plan/parts.js";
 import { coveredBytes, missingRanges, type ByteRange } from "../plan/ranges.js";
 import { getRange, headObject, ObjectLargerThanBufferError, type ObjectInfo, type ObjectRef, type RangeResult } from "../s3/operations.js";
-import { acquirePartBuffer, ObjectScope, retryHooks, type TransferContext } from "./context.js";
+import { acquirePartBuffer, ObjectScope, queued, retryHooks, type TransferContext } from "./context.js";
 import { compositeParts, RangeVerifier, type RangeStream, type StoredChecksum } from "./integrity/verifier.js";
 import { RangeSlices, SLICE_BYTES } from "./range-slices.js";
 import { isInterruption } from "./resume/interruption.js";
@@ -152,7 +152,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   const firstBuffer = await ctx.memory.acquire(firstSize, signal);
   let first: RangeResult;
   try {
-    first = await ctx.queue.add(() => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal, whole), { signal });
+    first = await queued(ctx, signal, () => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal, whole));
   } catch (err) {
     ctx.memory.release(firstBuffer);
     // A range on an empty object is unsatisfiable (416): confirm with HEAD.
@@ -233,7 +233,7 @@ async function resumeDownload(run: Run, previous: PartialDownload, partSize: num
     const buffer = await ctx.memory.acquire(range.length, signal);
     let result: RangeResult;
     try {
-      result = await ctx.queue.add(() => fetchRange(ctx, ref, range.offset, range.offset + range.length - 1, etag || undefined, buffer, signal), { signal });
+      result = await queued(ctx, signal, () => fetchRange(ctx, ref, range.offset, range.offset + range.length - 1, etag || undefined, buffer, signal));
     } catch (err) {
       ctx.memory.release(buffer);
       if (err instanceof RequestError && err.failure.status === 412) return startOver("the object changed since");
@@ -291,8 +291,8 @@ async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstIndex: n
     const land = (): Promise<void> => recordDigest(run, range.offset, data).then(() => sink.write(index, range.offset, data));
     group.add(
       (holdSlotThroughWrite(sink)
-        ? ctx.queue.add(() => fetch().then(land), { signal })
-        : ctx.queue.add(fetch, { signal }).then(land)
+        ? queued(ctx, signal, () => fetch().then(land))
+        : queued(ctx, signal, fetch).then(land)
       ).finally(() => ctx.memory.release(buffer)),
     );
   }
@@ -327,7 +327,7 @@ async function fetchInSlices(run: Run, range: ByteRange, index: number, etag: st
     (await checksumStream())?.end();
   };
   group.add(
-    ctx.queue.add(task, { signal }).finally(async () => {
+    queued(ctx, signal, task).finally(async () => {
       await slices.settled();
       ctx.memory.release(memory);
     }),
@@ -440,7 +440,7 @@ async function partsAreUniform(run: Run, stored: Extract<StoredChecksum, { type:
   const { ctx, ref, signal } = run;
   const sizes = await Promise.all(
     Array.from({ length: stored.parts - 1 }, (_, i) =>
-      ctx.queue.add(() => headWithRetries(ctx, ref, signal, { ifMatch: etag, partNumber: i + 2 }), { signal }),
+      queued(ctx, signal, () => headWithRetries(ctx, ref, signal, { ifMatch: etag, partNumber: i + 2 })),
     ),
   );
   return sizes.every((info, i) => info.size === (i + 2 === stored.parts ? size - stored.partSize * (stored.parts - 1) : stored.partSize));

@@ -13,7 +13,7 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { acquirePartBuffer, childController, retryHooks, type TransferContext } from "./context.js";
+import { acquirePartBuffer, childController, queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
 import { isInterruption } from "./resume/interruption.js";
 import { findResumePoint, liveRecords, partMatches, type ResumePoint } from "./resume/upload-resume.js";
@@ -85,7 +85,7 @@ async function putFromFile(ctx: TransferContext, handle: FileHandle, path: strin
   const buffer = size === 0 ? Buffer.alloc(0) : await ctx.memory.acquire(size, ctx.signal);
   try {
     await readFully(handle, buffer, 0, path);
-    await ctx.queue.add(() => putWithRetries(ctx, dest, buffer, options), { signal: ctx.signal });
+    await queued(ctx, ctx.signal, () => putWithRetries(ctx, dest, buffer, options));
     ctx.progress.addDone(size);
   } finally {
     if (size > 0) ctx.memory.release(buffer);
@@ -186,7 +186,7 @@ export async function uploadStream(ctx: TransferContext, source: ChunkSource, de
   if (firstLength < firstSize) {
     try {
       ctx.progress.addTotal(firstLength);
-      await ctx.queue.add(() => putWithRetries(ctx, dest, first.subarray(0, firstLength), options), { signal: ctx.signal });
+      await queued(ctx, ctx.signal, () => putWithRetries(ctx, dest, first.subarray(0, firstLength), options));
       ctx.progress.addDone(firstLength);
       return { size: firstLength, parts: 1 };
     } finally {
@@ -315,16 +315,11 @@ async function multipartUpload(
     send(number, offset, buffer, prepare, length = buffer.length) {
       const body = buffer.subarray(0, length);
       group.add(
-        ctx.queue
-          .add(
-            async () => {
-              await prepare();
-              await sendPart(number, offset, body);
-              ctx.progress.addDone(length);
-            },
-            { signal },
-          )
-          .finally(() => ctx.memory.release(buffer)),
+        queued(ctx, signal, async () => {
+          await prepare();
+          await sendPart(number, offset, body);
+          ctx.progress.addDone(length);
+        }).finally(() => ctx.memory.release(buffer)),
       );
     },
   };

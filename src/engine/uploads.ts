@@ -1,7 +1,7 @@
 import { listUploadsPage, type InProgressUpload } from "../s3/list.js";
 import type { ObjectResult } from "./batch.js";
 import { abortMultipartUpload } from "../s3/operations.js";
-import type { TransferContext } from "./context.js";
+import { queued, type TransferContext } from "./context.js";
 import { withRetries } from "./retry.js";
 import { forgetUpload } from "./resume/upload-journal.js";
 
@@ -18,9 +18,8 @@ export async function* inProgressUploads(ctx: TransferContext, bucket: string, p
 
 /** Aborts one multipart upload, freeing its stored parts (and forgetting s3x's local record of it). */
 export async function abortUpload(ctx: TransferContext, bucket: string, upload: InProgressUpload): Promise<void> {
-  await ctx.queue.add(
-    () => withRetries(`AbortMultipartUpload s3://${bucket}/${upload.key}`, ctx.retry, () => abortMultipartUpload(ctx.client, { bucket, key: upload.key }, upload.uploadId), { signal: ctx.signal }),
-    { signal: ctx.signal },
+  await queued(ctx, ctx.signal, () =>
+    withRetries(`AbortMultipartUpload s3://${bucket}/${upload.key}`, ctx.retry, () => abortMultipartUpload(ctx.client, { bucket, key: upload.key }, upload.uploadId), { signal: ctx.signal }),
   );
   await forgetUpload(upload.uploadId);
 }

@@ -8,6 +8,7 @@ import { noteSocketBytes } from "./garbage.js";
 import { routingOf, type AttemptRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
+import { watchAbort } from "./abort-watch.js";
 import { RAW_METHODS, RawPools, rawRequest, sentInSlices, UPLOAD_SLICE_BYTES, type RawTimeouts } from "./raw-http.js";
 import { answersWithDocument } from "./document-answers.js";
 
@@ -179,15 +180,15 @@ function dispatch(
       done = true;
       address.inFlight--;
       host.stragglers.untrack(tracked, succeeded);
-      signal?.removeEventListener("abort", onAbort);
+      unwatchAbort?.();
     };
-    const onAbort = (): void => abort(abortReason(signal));
+    let unwatchAbort: (() => void) | undefined;
     if (signal?.aborted) {
       settle();
       reject(abortReason(signal));
       return;
     }
-    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal) unwatchAbort = watchAbort(signal, () => abort(abortReason(signal)));
 
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(controller) {

@@ -3,6 +3,7 @@ import { HttpResponse } from "@smithy/core/protocols";
 import type { AddressPool, HostPools } from "./pools.js";
 import { ResponseBody, type BodySource } from "./response-body.js";
 import { ADDRESS_FAILURE_CODES, abortReason, codedError, describeCode } from "./failures.js";
+import { watchAbort } from "./abort-watch.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import type { AttemptRouting } from "./routing.js";
 
@@ -482,6 +483,7 @@ class Exchange implements BodySource {
   aborted = false;
   private started = false;
   private settled = false;
+  private unwatchAbort: (() => void) | undefined;
   private serverError = false;
   private gotBytes = false;
 
@@ -583,10 +585,14 @@ class Exchange implements BodySource {
     this.settled = true;
     this.address.inFlight--;
     this.host.stragglers.untrack(this.tracked, succeeded);
-    this.signal?.removeEventListener("abort", this.onAbort);
+    this.unwatchAbort?.();
   }
 
-  readonly onAbort = (): void => this.abort(abortReason(this.signal));
+  /** From now until it settles, the exchange aborts when its signal does (checked not aborted yet). */
+  watchSignal(): void {
+    const signal = this.signal;
+    if (signal) this.unwatchAbort = watchAbort(signal, () => this.abort(abortReason(signal)));
+  }
 }
 
 /** Methods the raw path sends: every one S3 uses. */
@@ -668,7 +674,7 @@ export function rawRequest(
       send();
       return true;
     });
-    signal?.addEventListener("abort", exchange.onAbort, { once: true });
+    exchange.watchSignal();
     send();
   });
 }
