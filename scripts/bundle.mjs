@@ -21,6 +21,7 @@ await build({
   platform: "node",
   format: "cjs",
   target: "node20",
+  mainFields: ["module", "main"],
   logLevel: "warning",
   outfile,
   // Less text to read, hash and keep in memory at every start; names stay
@@ -53,16 +54,29 @@ await build({
           if (real.errors.length > 0) return { errors: real.errors };
           return { path: real.path, namespace: "lazy-string-width" };
         });
+        // CommonJS, so both `import stringWidth from` (yargs, cliui) and
+        // `require("string-width")` (cli-progress, which calls the module
+        // itself) get the function.
         b.onLoad({ filter: /.*/, namespace: "lazy-string-width" }, (args) => ({
           contents:
             `let real;\n` +
-            `export default function stringWidth(text, options) {\n` +
-            `  real ??= require(${JSON.stringify(args.path)}).default;\n` +
+            `function stringWidth(text, options) {\n` +
+            `  if (!real) { const m = require(${JSON.stringify(args.path)}); real = typeof m === "function" ? m : m.default; }\n` +
             `  return real(text, options);\n` +
-            `}\n`,
+            `}\n` +
+            `module.exports = stringWidth;\n` +
+            `module.exports.default = stringWidth;\n`,
           loader: "js",
           resolveDir: dirname(args.path),
         }));
+      },
+    },
+    {
+      name: "lean-yargs-assert",
+      setup(b) {
+        b.onResolve({ filter: /^assert$/ }, (args) =>
+          /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]/.test(args.importer) ? { path: join(root, "scripts", "assert-lean.cjs") } : undefined,
+        );
       },
     },
     {

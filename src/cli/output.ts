@@ -1,4 +1,4 @@
-import cliProgress from "cli-progress";
+import type { SingleBar } from "cli-progress";
 import type { ProgressListener } from "../engine/context.js";
 import { formatSize } from "../plan/parts.js";
 
@@ -13,26 +13,32 @@ export class ProgressDisplay implements ProgressListener {
   private objectsTotal = 0;
   private objectsDone = 0;
   private readonly started = Date.now();
-  private bar: cliProgress.SingleBar | undefined;
+  private bar: SingleBar | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(enabled: boolean) {
     if (!enabled) return;
-    this.bar = new cliProgress.SingleBar(
-      {
-        stream: process.stderr,
-        format: "{bar} {percentage}% | {doneText} / {totalText}{objectsText} | {rateText} | ETA {eta_formatted}",
-        hideCursor: true,
-        clearOnComplete: true,
-        barsize: 30,
-        etaBuffer: 50,
-        fps: 5,
-      },
-      cliProgress.Presets.shades_classic,
-    );
-    this.bar.start(1, 0, this.payload());
-    this.timer = setInterval(() => this.redraw(), 200);
-    this.timer.unref();
+    // Loaded only to draw a bar: cli-progress brings node:readline, a few
+    // milliseconds of every start-up that a script or a pipe never uses.
+    void import("cli-progress").then(({ default: cliProgress }) => {
+      if (this.stopped) return;
+      this.bar = new cliProgress.SingleBar(
+        {
+          stream: process.stderr,
+          format: "{bar} {percentage}% | {doneText} / {totalText}{objectsText} | {rateText} | ETA {eta_formatted}",
+          hideCursor: true,
+          clearOnComplete: true,
+          barsize: 30,
+          etaBuffer: 50,
+          fps: 5,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      this.bar.start(1, 0, this.payload());
+      this.timer = setInterval(() => this.redraw(), 200);
+      this.timer.unref();
+    });
   }
 
   addTotal(bytes: number): void {
@@ -74,6 +80,7 @@ export class ProgressDisplay implements ProgressListener {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.bar) {
       this.redraw();

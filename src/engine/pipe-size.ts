@@ -1,5 +1,9 @@
-import { spawn } from "node:child_process";
+import type * as ChildProcess from "node:child_process";
 import { fstatSync } from "node:fs";
+import { createRequire } from "node:module";
+
+// node:child_process is loaded only for a pipe: it costs ~2 ms of every start-up.
+const require = createRequire(import.meta.url);
 
 /** fcntl's F_SETPIPE_SZ on Linux. */
 const F_SETPIPE_SZ = 1031;
@@ -28,6 +32,7 @@ export function widenPipe(fd: number): void {
     return;
   }
   try {
+    const { spawn } = require("node:child_process") as typeof ChildProcess;
     const child = spawn("perl", ["-e", `fcntl(STDOUT, ${F_SETPIPE_SZ}, ${WIDE_PIPE_BYTES})`], { stdio: ["ignore", fd, "ignore"] });
     child.on("error", () => undefined);
     child.unref();

@@ -1,10 +1,11 @@
-import { isIP, type Socket } from "node:net";
+import { connect, isIP, type Socket } from "node:net";
 import type { SecureContext } from "node:tls";
 import { buildConnector, Pool } from "undici";
 import { RateMeter } from "./rate-meter.js";
 import { loopLag } from "./loop-lag.js";
 import { AddressResolver, refreshDelay, type Resolution } from "./resolver.js";
 import { StragglerWatch, DEFAULT_STRAGGLER_OPTIONS, type StragglerOptions } from "./stragglers.js";
+import { codedError } from "./failures.js";
 
 /** Network timeouts and limits, all in milliseconds. */
 export interface NetOptions {
@@ -104,6 +105,26 @@ class ConnectTimes {
 /** undici's connector, as `buildConnector` returns it. */
 type Connector = ReturnType<typeof buildConnector>;
 
+/**
+ * A plain TCP connect in the shape of undici's connector (a timeout fails
+ * with undici's UND_ERR_CONNECT_TIMEOUT): what a probe over plain HTTP needs,
+ * without loading undici.
+ */
+function connectPlain(options: buildConnector.Options, timeoutMs: number, callback: buildConnector.Callback): Socket {
+  const host = options.hostname;
+  const socket = connect({ host, port: Number(options.port), family: isIP(host) || undefined, noDelay: true });
+  const timer = setTimeout(() => socket.destroy(codedError("UND_ERR_CONNECT_TIMEOUT", `connect to ${host} timed out`)), timeoutMs);
+  const onError = (err: Error): void => callback(err, null);
+  socket.once("error", onError);
+  socket.once("close", () => clearTimeout(timer));
+  socket.once("connect", () => {
+    clearTimeout(timer);
+    socket.removeListener("error", onError);
+    callback(null, socket);
+  });
+  return socket;
+}
+
 export type AddressState = "healthy" | "bad" | "retired";
 
 /** Counters per front-end address, reported with --json stats and --debug. */
@@ -148,7 +169,10 @@ export class AddressPool {
   reachability: Reachability = "unknown";
   /** When the connect that made it "connecting" started. */
   connectingSince = 0;
-  private readonly connector: Connector;
+  /** undici's connector (TLS, and the undici pool's connects), built at first use (see `connector`). */
+  private undiciConnector: Connector | undefined;
+  private readonly connectorOptions: buildConnector.BuildOptions;
+  private readonly connectTimeoutMs: number;
   /** A probe's connected socket, waiting for the pool's first connect. */
   private spare: Socket | undefined;
   /** A probe still connecting (destroyed on close). */
@@ -165,11 +189,12 @@ export class AddressPool {
   ) {
     const host = isIP(address) === 6 ? `[${address}]` : address;
     // TLS must verify the endpoint's name, not the address we dialled.
-    this.connector = buildConnector({
+    this.connectTimeoutMs = options.connectTimeoutMs;
+    this.connectorOptions = {
       timeout: options.connectTimeoutMs,
       servername: isIP(serverName) ? undefined : serverName,
       ...(protocol === "https:" && options.tls ? { secureContext: options.tls.secureContext, rejectUnauthorized: options.tls.verify } : {}),
-    });
+    };
     this.poolOptions = {
       origin: `${protocol}//${host}:${port}`,
       options: {
@@ -192,6 +217,16 @@ export class AddressPool {
   get pool(): Pool {
     this.undiciPool ??= new Pool(this.poolOptions.origin, this.poolOptions.options);
     return this.undiciPool;
+  }
+
+  /**
+   * undici's connector, built at first use: over plain HTTP only the undici
+   * pool needs it (probes connect with net.connect), and loading it brings
+   * node:http and undici's core, ~10 ms of every short command.
+   */
+  private get connector(): Connector {
+    this.undiciConnector ??= buildConnector(this.connectorOptions);
+    return this.undiciConnector;
   }
 
   /**
@@ -226,28 +261,28 @@ export class AddressPool {
     const startedAt = Date.now();
     this.markConnecting(startedAt);
     let finished = false;
-    const socket = this.connector(
-      { hostname: this.address, host: `${this.address}:${this.port}`, protocol: this.protocol, port: String(this.port), localAddress: null },
-      (err, connected) => {
-        finished = true;
-        this.probing = undefined;
-        this.noteConnect(startedAt, err);
-        if (err || !connected) return;
-        if (this.closed || this.retired) {
-          connected.destroy();
-          return;
-        }
-        this.spare = connected as Socket;
-        // An idle spare that the server closes, or that fails, is simply dropped.
-        const drop = (): void => {
-          if (this.spare === connected) this.spare = undefined;
-        };
-        connected.once("close", drop).on("error", drop);
-      },
-    );
+    const target = { hostname: this.address, host: `${this.address}:${this.port}`, protocol: this.protocol, port: String(this.port), localAddress: null };
+    const onConnect: buildConnector.Callback = (err, connected) => {
+      finished = true;
+      this.probing = undefined;
+      this.noteConnect(startedAt, err);
+      if (err || !connected) return;
+      if (this.closed || this.retired) {
+        connected.destroy();
+        return;
+      }
+      this.spare = connected as Socket;
+      // An idle spare that the server closes, or that fails, is simply dropped.
+      const drop = (): void => {
+        if (this.spare === connected) this.spare = undefined;
+      };
+      connected.once("close", drop).on("error", drop);
+    };
     // undici's connector returns the socket it dials (its typings say void):
     // kept so that close() can end a connect stuck on a black hole.
-    if (!finished) this.probing = (socket as unknown as Socket | undefined) ?? undefined;
+    const socket: unknown =
+      this.protocol === "http:" ? connectPlain(target, this.connectTimeoutMs, onConnect) : this.connector(target, onConnect);
+    if (!finished) this.probing = (socket as Socket | undefined) ?? undefined;
   }
 
   private takeSpare(): Socket | undefined {

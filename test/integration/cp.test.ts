@@ -252,6 +252,25 @@ describe("s3x cp (integration, real radosgw)", function () {
     assert.equal(await objectHash(s3, bucket, "pipe-up.bin"), sha256(data), up.err);
   });
 
+  it("draws a progress bar on a terminal (under script(1)'s pseudo-terminal), and --quiet draws none", async () => {
+    const data = randomBytes(24 * MiB);
+    await putTestObject(s3, bucket, "bar.bin", data);
+    const target = join(dir, "bar.bin");
+    // script(1) (util-linux, essential on Debian) runs s3x with a terminal on stdin, stdout and stderr.
+    const onTerminal = (extra: string) =>
+      runPipeline(`script -qec 'node "${S3X_BIN}" cp "s3://${bucket}/bar.bin" "${target}" --endpoint-url ${s3.endpoint} --concurrency 2 ${extra}' /dev/null`, s3.env);
+    const shown = await onTerminal("");
+    // Escape sequences and carriage returns aside, the bar's last state and the summary line.
+    const text = shown.out.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g, "\n").replace(/\r/g, "\n");
+    assert.match(text, /100% \| 24 MiB \/ 24 MiB \| [0-9.]+ MB\/s/, text);
+    assert.match(text, /copied 24 MiB in/, text);
+    assert.doesNotMatch(text, /Error|not a function/, text);
+    assert.equal(await fileHash(target), sha256(data));
+    const quiet = await onTerminal("--quiet");
+    assert.equal(quiet.out, "", "nothing on the terminal with --quiet");
+    assert.equal(await fileHash(target), sha256(data));
+  });
+
   it("ends quietly when the reader closes the pipe (| head -c 100)", async () => {
     await putTestObject(s3, bucket, "head.bin", randomBytes(64 * MiB));
     const script = `node "${S3X_BIN}" cp "s3://${bucket}/head.bin" - --endpoint-url ${s3.endpoint} | head -c 100 | wc -c; echo "status=\${PIPESTATUS[0]}"`;
