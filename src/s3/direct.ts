@@ -191,11 +191,16 @@ export async function errorOf(response: DirectResponse): Promise<Error> {
   });
 }
 
+/** A key made only of characters that stay as they are in a path (RFC 3986 unreserved, and "/"). */
+const PLAIN_KEY = /^[A-Za-z0-9\-._~/]*$/;
+
 /**
  * An S3 key in a URL path as the SDK writes it: every "/"-separated segment
  * percent-encoded like encodeURIComponent, plus !'()* (RFC 3986 reserved).
  */
 export function encodeKey(key: string): string {
+  // Most keys need no encoding at all: skip the split, encode and join.
+  if (PLAIN_KEY.test(key)) return key;
   return key
     .split("/")
     .map(uriEncode)

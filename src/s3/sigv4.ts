@@ -1,4 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHmac, hash } from "node:crypto";
 
 /**
  * AWS Signature Version 4 in the Authorization header, for the requests s3x
@@ -11,7 +11,8 @@ import { createHash, createHmac } from "node:crypto";
  * again and again (profile of 2,000 × 64 KiB downloads). Here the signing
  * key is derived once per credentials, day and region, and the timestamp
  * string once per second; a request costs one SHA-256 of its canonical form
- * and one HMAC. The unit tests check every signature against the SDK's.
+ * and one HMAC, both by one-shot hashes (RequestHmac). The unit tests check
+ * every signature against the SDK's.
  */
 
 export interface SigningCredentials {
@@ -40,7 +41,7 @@ const UNSIGNED_HEADERS = new Set([
 ]);
 
 /** Derived signing keys, by credentials object, then "day/region/service". */
-const signingKeys = new WeakMap<SigningCredentials, Map<string, Buffer>>();
+const signingKeys = new WeakMap<SigningCredentials, Map<string, RequestHmac>>();
 let stampSecond = -1;
 let stamp = "";
 
@@ -55,14 +56,14 @@ export function amzDate(nowMs: number): string {
   return stamp;
 }
 
-function signingKey(credentials: SigningCredentials, day: string, region: string, service: string): Buffer {
+function signingKey(credentials: SigningCredentials, day: string, region: string, service: string): RequestHmac {
   let keys = signingKeys.get(credentials);
   if (!keys) signingKeys.set(credentials, (keys = new Map()));
   const scope = `${day}/${region}/${service}`;
   let key = keys.get(scope);
   if (!key) {
     const dateKey = hmac(`AWS4${credentials.secretAccessKey}`, day);
-    key = hmac(hmac(hmac(dateKey, region), service), "aws4_request");
+    key = new RequestHmac(hmac(hmac(hmac(dateKey, region), service), "aws4_request"));
     // A run needs one key per region and day: older days are dropped as they pass.
     if (keys.size >= 8) keys.clear();
     keys.set(scope, key);
@@ -72,6 +73,42 @@ function signingKey(credentials: SigningCredentials, day: string, region: string
 
 function hmac(key: string | Buffer, data: string): Buffer {
   return createHmac("sha256", key).update(data, "utf8").digest();
+}
+
+const HMAC_BLOCK = 64;
+
+/**
+ * HMAC-SHA256 (RFC 2104) with one key for many messages, computed as two
+ * one-shot hashes over the key's precomputed pads. Node 20 has no one-shot
+ * HMAC, and createHmac builds a key object and a hash context per call:
+ * ~9 µs per request against ~2 µs here (2,000 signatures, cold code).
+ */
+export class RequestHmac {
+  /** The key XOR ipad, then room for the message. */
+  private inner = Buffer.alloc(HMAC_BLOCK + 256);
+  /** The key XOR opad, then the inner digest. */
+  private readonly outer = Buffer.alloc(HMAC_BLOCK + 32);
+
+  constructor(key: Buffer) {
+    const block = key.length > HMAC_BLOCK ? hash("sha256", key, "buffer") : key;
+    for (let i = 0; i < HMAC_BLOCK; i++) {
+      const byte = i < block.length ? block[i] : 0;
+      this.inner[i] = byte ^ 0x36;
+      this.outer[i] = byte ^ 0x5c;
+    }
+  }
+
+  hex(message: string): string {
+    const length = Buffer.byteLength(message, "utf8");
+    if (HMAC_BLOCK + length > this.inner.length) {
+      const grown = Buffer.alloc(HMAC_BLOCK + length);
+      this.inner.copy(grown, 0, 0, HMAC_BLOCK);
+      this.inner = grown;
+    }
+    this.inner.write(message, HMAC_BLOCK, "utf8");
+    hash("sha256", this.inner.subarray(0, HMAC_BLOCK + length), "buffer").copy(this.outer, HMAC_BLOCK);
+    return hash("sha256", this.outer, "hex");
+  }
 }
 
 /**
@@ -109,8 +146,8 @@ export function signHeaders(
   if (payloadHash === undefined) throw new Error("signHeaders: x-amz-content-sha256 must be set");
   const canonicalRequest = `${method}\n${path}\n${canonicalQuery(query)}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
   const scope = `${day}/${region}/${service}/aws4_request`;
-  const stringToSign = `AWS4-HMAC-SHA256\n${date}\n${scope}\n${createHash("sha256").update(canonicalRequest, "utf8").digest("hex")}`;
-  const signature = createHmac("sha256", signingKey(credentials, day, region, service)).update(stringToSign, "utf8").digest("hex");
+  const stringToSign = `AWS4-HMAC-SHA256\n${date}\n${scope}\n${hash("sha256", canonicalRequest, "hex")}`;
+  const signature = signingKey(credentials, day, region, service).hex(stringToSign);
   headers.authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
 }
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { createHash, createHmac, randomBytes, type Hash, type Hmac } from "node:crypto";
 import { HttpRequest } from "@smithy/core/protocols";
 import { SignatureV4 } from "@smithy/signature-v4";
 import type { SourceData } from "@smithy/types";
-import { amzDate, signHeaders, type SigningCredentials } from "../../../src/s3/sigv4.js";
+import { amzDate, RequestHmac, signHeaders, type SigningCredentials } from "../../../src/s3/sigv4.js";
 
 /** SHA-256 for the SDK's signer, from Node's crypto (what the SDK itself uses on Node). */
 class Sha256 {
@@ -109,4 +109,15 @@ describe("s3/sigv4: s3x's own signatures for direct requests", () => {
   it("refuses to sign without a payload hash, which S3 requires", () => {
     assert.throws(() => signHeaders("GET", "/b/k", { host: "h" }, KEYS, "us-east-1", "s3", Date.now()), /x-amz-content-sha256/);
   });
+
+  it("computes HMAC-SHA256 by one-shot hashes exactly as createHmac does, for any key and message length", () => {
+    for (const keyLength of [0, 1, 32, 63, 64, 65, 200]) {
+      const key = randomBytes(keyLength);
+      const hmac = new RequestHmac(key);
+      for (const message of ["", "a", "x".repeat(255), "y".repeat(256), "z".repeat(5000), "ünïcödé ✓ key/é", "short again"]) {
+        assert.equal(hmac.hex(message), createHmac("sha256", key).update(message, "utf8").digest("hex"), `key ${keyLength} bytes, message ${message.length} chars`);
+      }
+    }
+  });
 });
+
