@@ -21,31 +21,46 @@ export interface CopyOptions {
   /** New attributes for the copy; undefined keeps the source's. */
   attributes?: ObjectAttributes;
   keepFailedUpload: boolean;
+  /**
+   * The source's size as a listing gave it (a recursive copy or sync): an
+   * object small enough for one CopyObject then needs no HEAD first, one
+   * request per object instead of two, as aws-cli copies a listing.
+   */
+  listedSize?: number;
 }
 
 /**
  * Server-side copy: no byte passes through s3x. One CopyObject up to the
- * copy threshold (5 GiB, S3's limit for it, by default); above that, concurrent UploadPartCopy ranges, each
- * pinned to the source's ETag so a source replaced mid-copy fails.
+ * copy threshold (5 GiB, S3's limit for it, by default); above that,
+ * concurrent UploadPartCopy ranges, each pinned to the source's ETag so a
+ * source replaced mid-copy fails. The size decides which: from the listing
+ * when there was one (options.listedSize), else from a HEAD.
  */
 export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest: ObjectRef, options: CopyOptions): Promise<{ size: number }> {
   const hooks = retryHooks(ctx);
   const src = `s3://${source.bucket}/${source.key}`;
+  const singleCopyLimit = Math.min(options.copyThreshold, MAX_SINGLE_COPY_SIZE);
+  const copyWhole = async (size: number, sourceEtag: string | undefined): Promise<{ size: number }> => {
+    ctx.progress.addTotal(size);
+    await queued(ctx, ctx.signal, () =>
+      withRetries(`CopyObject ${src}`, ctx.retry, () => {
+        ctx.stats.requests++;
+        return copyObject(ctx.client, source, dest, options.attributes, sourceEtag, { signal: ctx.signal });
+      }, hooks),
+    );
+    ctx.progress.addDone(size);
+    return { size };
+  };
+  // Unpinned: one CopyObject is atomic, so the copy is whichever whole
+  // version the source holds then (a newer one than listed, if it changed).
+  if (options.listedSize !== undefined && options.listedSize <= singleCopyLimit) return copyWhole(options.listedSize, undefined);
+
   const info = await withRetries(`HEAD ${src}`, ctx.retry, () => {
     ctx.stats.requests++;
     return headObject(ctx.client, source, { signal: ctx.signal });
   }, hooks);
+  if (info.size <= singleCopyLimit) return copyWhole(info.size, info.etag);
   ctx.progress.addTotal(info.size);
-  if (info.size <= Math.min(options.copyThreshold, MAX_SINGLE_COPY_SIZE)) {
-    await queued(ctx, ctx.signal, () =>
-      withRetries(`CopyObject ${src}`, ctx.retry, () => {
-        ctx.stats.requests++;
-        return copyObject(ctx.client, source, dest, options.attributes, info.etag, { signal: ctx.signal });
-      }, hooks),
-    );
-    ctx.progress.addDone(info.size);
-    return { size: info.size };
-  }
 
   const attributes = options.attributes ?? { contentType: info.contentType, metadata: info.metadata };
   const { controller, dispose } = childController(ctx.signal);

@@ -6,14 +6,14 @@ import { attachRouting, takeStartingRouting } from "../net/routing.js";
 import { signHeaders, uriEncode, type SigningCredentials } from "./sigv4.js";
 
 /**
- * Ranged GETs and small PUTs without the SDK's middleware stack.
+ * Ranged GETs, small PUTs and CopyObject without the SDK's middleware stack.
  *
  * Through the SDK, one GetObject costs ~0.45 ms of CPU before and after the
  * network (command and endpoint resolution, schema serde, a dozen
  * middleware, header parsing into an output object) even with s3x's trims
  * (s3/client.ts), and its signer ~0.15 ms more. Thousands of small objects are
  * bound by that CPU on a couple of cores. So once the SDK has sent one
- * GetObject, HeadObject, PutObject or CreateMultipartUpload for a bucket, s3x knows where that
+ * GetObject, HeadObject, PutObject, CreateMultipartUpload or CopyObject for a bucket, s3x knows where that
  * bucket's keys live (scheme, host, port, path before the key, signing
  * region) and builds the next such requests itself: the same headers,
  * signed with the SDK's credentials by s3x's SigV4 (s3/sigv4.ts, checked
@@ -53,7 +53,7 @@ interface DirectConfig {
 
 const routes = new WeakMap<S3Client, Map<string, BucketRoute>>();
 /** Requests whose path is the object's own (a query string, if any, aside). */
-const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand", "CreateMultipartUploadCommand", "UploadPartCommand"]);
+const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand", "CreateMultipartUploadCommand", "UploadPartCommand", "CopyObjectCommand"]);
 /** Whether a client's uploads hash their payload into the signature, per scheme (s3/client.ts signPayloads). */
 const payloadPolicies = new WeakMap<S3Client, (protocol: string) => boolean>();
 /** SHA-256 of an empty payload: what the SDK signs for a GET. */
@@ -134,6 +134,36 @@ export function directUploadPart(client: S3Client, bucket: string, key: string, 
   return directRequest(client, "PUT", bucket, key, headers, body, signal, { partNumber: String(partNumber), uploadId });
 }
 
+/** What a CopyObject sends as payload: nothing, with Content-Length 0. */
+const NO_BODY = Buffer.alloc(0);
+
+/**
+ * Sends a CopyObject: a PUT to the destination `key` with x-amz-copy-source
+ * and the given headers (metadata directive, Content-Type, x-amz-meta-*,
+ * x-amz-storage-class, x-amz-copy-source-if-match) and no payload. Resolves
+ * once the copy is done; S3 may still fail it after answering 200, in the
+ * body (copyFailure).
+ */
+export async function directCopy(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<void> {
+  const response = await directRequest(client, "PUT", bucket, key, headers, NO_BODY, signal);
+  const failure = copyFailure(response.statusCode, response.headers, await textOf(response.body));
+  if (failure) throw failure;
+}
+
+/**
+ * The error a CopyObject (or UploadPartCopy) answer stands for, if any. S3
+ * sends the 200 status before the copy is done, so a copy that fails late
+ * answers 200 with an <Error> document, or with nothing if the connection
+ * was cut: both are errors, with status 503 as the SDK makes them (retried
+ * as a server's failure), an empty answer an InternalError.
+ */
+export function copyFailure(statusCode: number, headers: Record<string, string>, text: string): Error | undefined {
+  if (statusCode !== 200) return errorFromText(statusCode, headers, text);
+  if (text.length === 0) return errorFromText(503, headers, "<Error><Code>InternalError</Code><Message>the copy ended without an answer</Message></Error>");
+  if (text.trimEnd().endsWith("</Error>")) return errorFromText(503, headers, text);
+  return undefined;
+}
+
 async function directRequest(
   client: S3Client,
   method: "GET" | "PUT",
@@ -175,20 +205,27 @@ async function directRequest(
  * frees the connection for the next request.
  */
 export async function errorOf(response: DirectResponse): Promise<Error> {
-  let text = "";
-  if (response.body) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of response.body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
-    text = Buffer.concat(chunks).toString("utf8");
-  }
+  return errorFromText(response.statusCode, response.headers, await textOf(response.body));
+}
+
+/** An S3 error document (or none) as an SDK-shaped error (see errorOf). */
+function errorFromText(statusCode: number, headers: Record<string, string>, text: string): Error {
   const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
   const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
-  return Object.assign(new Error(message || code || `HTTP ${response.statusCode}`), {
+  return Object.assign(new Error(message || code || `HTTP ${statusCode}`), {
     name: code || "Unknown",
     Code: code,
-    $fault: response.statusCode >= 500 ? "server" : "client",
-    $metadata: { httpStatusCode: response.statusCode, requestId: response.headers["x-amz-request-id"] },
+    $fault: statusCode >= 500 ? "server" : "client",
+    $metadata: { httpStatusCode: statusCode, requestId: headers["x-amz-request-id"] },
   });
+}
+
+/** A response body read to its end as UTF-8 text (S3's XML answers are small). */
+async function textOf(body: unknown): Promise<string> {
+  if (!body) return "";
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** A key made only of characters that stay as they are in a path (RFC 3986 unreserved, and "/"). */

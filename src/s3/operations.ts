@@ -15,7 +15,7 @@ import {
 import type { Readable } from "node:stream";
 import { ResponseBody } from "../net/response-body.js";
 import { send } from "./send.js";
-import { canSendDirectly, directGet, directPut, directUploadPart, errorOf, type DirectResponse } from "./direct.js";
+import { canSendDirectly, directCopy, directGet, directPut, directUploadPart, errorOf, type DirectResponse } from "./direct.js";
 
 /** An object in a bucket. */
 export interface ObjectRef {
@@ -429,7 +429,16 @@ function copySource(ref: ObjectRef): string {
   return `${ref.bucket}/${ref.key.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-export async function copyObject(client: S3Client, source: ObjectRef, dest: ObjectRef, attrs: ObjectAttributes | undefined, sourceEtag: string, call: Call = {}): Promise<void> {
+export async function copyObject(client: S3Client, source: ObjectRef, dest: ObjectRef, attrs: ObjectAttributes | undefined, sourceEtag: string | undefined, call: Call = {}): Promise<void> {
+  if (canSendDirectly(client, dest.bucket)) {
+    // The headers the SDK writes for the input below (s3/direct.ts).
+    const headers: Record<string, string> = { "x-amz-copy-source": copySource(source), "x-amz-metadata-directive": attrs ? "REPLACE" : "COPY" };
+    if (sourceEtag) headers["x-amz-copy-source-if-match"] = sourceEtag;
+    if (attrs?.contentType !== undefined) headers["content-type"] = attrs.contentType;
+    if (attrs?.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
+    for (const [name, value] of Object.entries(attrs?.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+    return directCopy(client, dest.bucket, dest.key, headers, call.signal);
+  }
   await send(client, new CopyObjectCommand({
       Bucket: dest.bucket,
       Key: dest.key,

@@ -200,6 +200,16 @@ describe("s3x cp (integration, real radosgw)", function () {
     assert.equal((await cp([src, `s3://${bucket}/page.bin`, "--content-type", "application/x-test"])).code, 0);
     const head2 = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "page.bin" }));
     assert.equal(head2.ContentType, "application/x-test");
+    // S3 → S3 (a CopyObject signed by s3x itself once the source's HEAD showed the bucket's route):
+    // the source's type and metadata are kept, or replaced by the ones given.
+    assert.equal((await cp([`s3://${bucket}/page.html`, `s3://${bucket}/page-copy.html`])).code, 0);
+    const kept = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "page-copy.html" }));
+    assert.equal(kept.ContentType, "text/html");
+    assert.deepEqual(kept.Metadata, { team: "ml", run: "7" });
+    assert.equal((await cp([`s3://${bucket}/page.html`, `s3://${bucket}/page-new.html`, "--metadata", "team=cv", "--content-type", "text/plain"])).code, 0);
+    const replaced = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "page-new.html" }));
+    assert.equal(replaced.ContentType, "text/plain");
+    assert.deepEqual(replaced.Metadata, { team: "cv" });
   });
 
   it("streams to a slow reader in bounded memory", async function () {

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, utimes, writeFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { fileHash, runPipeline, runS3x, S3X_BIN, sha256 } from "../support/cli.js";
 import { freshBucket, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { misleadingKeys } from "../support/misleading-keys.js";
@@ -94,6 +94,23 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
     assert.equal((await s3x(["cp", "-r", `s3://${bucket}/ds-copy/`, back2])).code, 0);
     assert.deepEqual(await treeHashes(back2), treeHash);
     assert.equal(await openUploads(s3, bucket), 0);
+  });
+
+  it("copies a listed prefix with one CopyObject per object (no HEAD), keeping each object's type and metadata", async () => {
+    const bodies = new Map(Array.from({ length: 12 }, (_, i) => [`k${i}.bin`, randomBytes(100 + i)] as const));
+    for (const [name, body] of bodies) {
+      await s3.client.send(new PutObjectCommand({ Bucket: bucket, Key: `onecall/${name}`, Body: body, ContentType: "application/x-sample", Metadata: { shard: name } }));
+    }
+    const res = await s3x(["cp", "-r", `s3://${bucket}/onecall/`, `s3://${bucket}/onecall-copy/`, "--json"]);
+    assert.equal(res.code, 0, res.stderr);
+    const summary = JSON.parse(res.stdout.toString().trim().split("\n").pop()!) as { requests: number };
+    assert.equal(summary.requests, 1 + bodies.size, "one listing page, then one CopyObject per object");
+    for (const [name, body] of bodies) {
+      assert.equal(await objectHash(s3, bucket, `onecall-copy/${name}`), sha256(body), name);
+      const head = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: `onecall-copy/${name}` }));
+      assert.equal(head.ContentType, "application/x-sample");
+      assert.deepEqual(head.Metadata, { shard: name });
+    }
   });
 
   it("downloads keys with every character class a URL path escapes, signed by s3x itself after the SDK's first GET", async () => {

@@ -198,7 +198,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       }
       session.progress.addObjects(1);
       await batch.submit(item, async () => {
-        const result = await copyS3Object(ctx, { bucket: source.bucket, key: obj.key }, { bucket: dest.bucket, key }, { partSize, copyThreshold, keepFailedUpload: args["keep-failed-uploads"] });
+        const result = await copyS3Object(ctx, { bucket: source.bucket, key: obj.key }, { bucket: dest.bucket, key }, { partSize, copyThreshold, keepFailedUpload: args["keep-failed-uploads"], listedSize: obj.size });
         return result.size;
       });
     }

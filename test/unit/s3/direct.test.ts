@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
+import { CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
 import { HttpResponse, type HttpRequest } from "@smithy/core/protocols";
 import { Readable } from "node:stream";
-import { canSendDirectly, directGet, directPut, encodeKey, errorOf, learnBucketRoutes, routeOf } from "../../../src/s3/direct.js";
-import { putObject, uploadPart } from "../../../src/s3/operations.js";
+import { canSendDirectly, copyFailure, directGet, directPut, encodeKey, errorOf, learnBucketRoutes, routeOf } from "../../../src/s3/direct.js";
+import { copyObject, putObject, uploadPart } from "../../../src/s3/operations.js";
 
 const TRICKY_KEYS = ["plain.bin", "dir/sub dir/a b.txt", "ünïcødé/日本.bin", "a+b%20c&d=e?f#g", "!'()*~-_.", "x/../y", "trailing/"];
 
@@ -117,6 +117,45 @@ describe("s3/direct: GETs and PUTs without the SDK's middleware, once the SDK ha
     assert.ok(routeOf({ ...signed, path: "/b/a/b" }, "a/b"));
     assert.equal(routeOf({ ...signed, path: "/b/k", headers: { authorization: "AWS4-ECDSA-P256-SHA256 Credential=A/20261122/s3/aws4_request" } }, "k"), undefined, "SigV4a");
     assert.equal(routeOf({ ...signed, path: "/b/k", headers: { ...signed.headers, "x-amz-s3session-token": "t" } }, "k"), undefined, "S3 Express");
+  });
+
+  it("a direct CopyObject carries the path and headers the SDK writes for the same copy, learnt from the SDK's first CopyObject", async () => {
+    const source = { bucket: "src", key: "dir/a b+c.bin" };
+    const dest = { bucket: "bucket", key: "copy/ü.bin" };
+    const { client, sent } = recordingClient("http://127.0.0.1:7480", true);
+    // The stand-in answer is no XML: the SDK fails to parse it, after the route is learnt.
+    await client.send(new CopyObjectCommand({ Bucket: "bucket", Key: "first", CopySource: "src/first" })).catch(() => undefined);
+    assert.equal(canSendDirectly(client, "bucket"), true);
+    for (const attrs of [undefined, { contentType: "text/plain", storageClass: "STANDARD_IA", metadata: { mtime: "1700000000.000", MixedCase: "v" } }]) {
+      const viaSdk = recordingClient("http://127.0.0.1:7480", true);
+      await viaSdk.client
+        .send(new CopyObjectCommand({ Bucket: dest.bucket, Key: dest.key, CopySource: "src/dir/a%20b%2Bc.bin", CopySourceIfMatch: '"etag"', MetadataDirective: attrs ? "REPLACE" : "COPY", ContentType: attrs?.contentType, StorageClass: attrs?.storageClass as "STANDARD_IA" | undefined, Metadata: attrs?.metadata }))
+        .catch(() => undefined);
+      await copyObject(client, source, dest, attrs, '"etag"');
+      const direct = sent.at(-1)!;
+      const sdk = viaSdk.sent[0];
+      const comparable = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).filter(([n]) => !/^(authorization|x-amz-date|amz-sdk-|x-amz-user-agent|user-agent|content-length)/.test(n)));
+      assert.deepEqual(comparable(direct.headers), comparable(sdk.headers));
+      assert.equal(direct.path, sdk.path);
+      assert.equal(direct.method, "PUT");
+      assert.equal(direct.headers["content-length"], "0");
+    }
+  });
+
+  it("a CopyObject that answers 200 can still have failed: an <Error> body or no body at all is a server error", () => {
+    const result = `<?xml version="1.0" encoding="UTF-8"?><CopyObjectResult><ETag>"e"</ETag><LastModified>2026-11-24T00:00:00.000Z</LastModified></CopyObjectResult>`;
+    assert.equal(copyFailure(200, {}, result), undefined);
+    const late = copyFailure(200, { "x-amz-request-id": "r" }, `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>\n`) as Error & { Code?: string; $fault: string; $metadata: { httpStatusCode: number; requestId?: string } };
+    assert.equal(late.name, "InternalError");
+    assert.equal(late.$fault, "server");
+    assert.equal(late.$metadata.httpStatusCode, 503);
+    assert.equal(late.$metadata.requestId, "r");
+    const cut = copyFailure(200, {}, "") as Error & { $metadata: { httpStatusCode: number } };
+    assert.equal(cut.name, "InternalError");
+    assert.equal(cut.$metadata.httpStatusCode, 503);
+    const refused = copyFailure(412, {}, "<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>") as Error & { $metadata: { httpStatusCode: number } };
+    assert.equal(refused.name, "PreconditionFailed");
+    assert.equal(refused.$metadata.httpStatusCode, 412);
   });
 
   it("turns an error answer into an SDK-shaped error (name, Code, HTTP status) and reads its body", async () => {
