@@ -111,6 +111,15 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
       assert.equal(head.ContentType, "application/x-sample");
       assert.deepEqual(head.Metadata, { shard: name });
     }
+    // sync between prefixes copies the same way; a second sync copies nothing.
+    const sync = await s3x(["sync", `s3://${bucket}/onecall/`, `s3://${bucket}/onecall-sync/`, "--json"]);
+    assert.equal(sync.code, 0, sync.stderr);
+    for (const [name, body] of bodies) assert.equal(await objectHash(s3, bucket, `onecall-sync/${name}`), sha256(body), name);
+    const again = await s3x(["sync", `s3://${bucket}/onecall/`, `s3://${bucket}/onecall-sync/`, "--json"]);
+    assert.equal(again.code, 0, again.stderr);
+    const lines = again.stdout.toString().trim().split("\n");
+    assert.equal(JSON.parse(lines.pop()!).requests, 2, "two listings, no copy");
+    assert.deepEqual(lines, [], "nothing reported copied");
   });
 
   it("downloads keys with every character class a URL path escapes, signed by s3x itself after the SDK's first GET", async () => {
