@@ -3,6 +3,7 @@ import type { FinalizeRequestMiddleware } from "@smithy/types";
 import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
 import { createHash } from "node:crypto";
 import { attachRouting, takeStartingRouting } from "../net/routing.js";
+import { readAll } from "./body.js";
 import { signHeaders, uriEncode, type SigningCredentials } from "./sigv4.js";
 
 /**
@@ -151,7 +152,7 @@ export async function directCopy(client: S3Client, bucket: string, key: string, 
 }
 
 /**
- * The error a CopyObject (or UploadPartCopy) answer stands for, if any. S3
+ * The error a CopyObject answer stands for, if any. S3
  * sends the 200 status before the copy is done, so a copy that fails late
  * answers 200 with an <Error> document, or with nothing if the connection
  * was cut: both are errors, with status 503 as the SDK makes them (retried
@@ -220,12 +221,8 @@ function errorFromText(statusCode: number, headers: Record<string, string>, text
   });
 }
 
-/** A response body read to its end as UTF-8 text (S3's XML answers are small). */
 async function textOf(body: unknown): Promise<string> {
-  if (!body) return "";
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks).toString("utf8");
+  return (await readAll(body)).toString("utf8");
 }
 
 /** A key made only of characters that stay as they are in a path (RFC 3986 unreserved, and "/"). */

@@ -1,4 +1,5 @@
 import type { S3Client } from "@aws-sdk/client-s3";
+import { readAll } from "./body.js";
 
 /**
  * ListObjectsV2 answers read by a small XML reader of s3x's own.
@@ -19,7 +20,7 @@ export function readListingsDirectly(client: S3Client): void {
   const sdkParse = original.bind(protocol);
   protocol.deserializeResponse = async (operation, context, response) => {
     if (operation?.name !== "ListObjectsV2" || response.statusCode !== 200 || response.body === undefined) return sdkParse(operation, context, response);
-    const bytes = await collect(response.body);
+    const bytes = await readAll(response.body);
     const output = parseListObjectsV2(bytes.toString("utf8"));
     if (!output) {
       // Not the document we know: the SDK's parser decides (errors included).
@@ -172,14 +173,6 @@ function decodeEntities(raw: string): string {
     if (entity[0] !== "#") return NAMED_ENTITIES[entity];
     return String.fromCodePoint(entity[1] === "x" ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10));
   });
-}
-
-async function collect(body: unknown): Promise<Buffer> {
-  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const chunks: Buffer[] = [];
-  // Copied chunk by chunk: a stream may hand out views of a buffer it reuses.
-  for await (const chunk of body as AsyncIterable<Uint8Array | string>) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks);
 }
 
 function header(headers: Record<string, string | undefined>, name: string): string | undefined {

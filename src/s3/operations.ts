@@ -316,13 +316,19 @@ async function copyStream(stream: Readable, target: Buffer, offset: number, onBy
   return position - offset;
 }
 
+/** An object's attributes as the headers the SDK writes for them (for direct PUTs and copies). */
+function attributeHeaders(attrs: ObjectAttributes): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
+  if (attrs.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
+  for (const [name, value] of Object.entries(attrs.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+  return headers;
+}
+
 export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & { checksum?: ChecksumValue } = {}): Promise<string> {
   if (canSendDirectly(client, ref.bucket)) {
     // The headers the SDK writes for this input (s3/direct.ts); the ETag is all s3x reads back.
-    const headers: Record<string, string> = {};
-    if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
-    if (attrs.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
-    for (const [name, value] of Object.entries(attrs.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+    const headers = attributeHeaders(attrs);
     addChecksumHeader(headers, call.checksum);
     return (await etagOfDirectPut(await directPut(client, ref.bucket, ref.key, headers, body, call.signal))) ?? "";
   }
@@ -432,11 +438,10 @@ function copySource(ref: ObjectRef): string {
 export async function copyObject(client: S3Client, source: ObjectRef, dest: ObjectRef, attrs: ObjectAttributes | undefined, sourceEtag: string | undefined, call: Call = {}): Promise<void> {
   if (canSendDirectly(client, dest.bucket)) {
     // The headers the SDK writes for the input below (s3/direct.ts).
-    const headers: Record<string, string> = { "x-amz-copy-source": copySource(source), "x-amz-metadata-directive": attrs ? "REPLACE" : "COPY" };
+    const headers = attributeHeaders(attrs ?? {});
+    headers["x-amz-copy-source"] = copySource(source);
+    headers["x-amz-metadata-directive"] = attrs ? "REPLACE" : "COPY";
     if (sourceEtag) headers["x-amz-copy-source-if-match"] = sourceEtag;
-    if (attrs?.contentType !== undefined) headers["content-type"] = attrs.contentType;
-    if (attrs?.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
-    for (const [name, value] of Object.entries(attrs?.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
     return directCopy(client, dest.bucket, dest.key, headers, call.signal);
   }
   await send(client, new CopyObjectCommand({
