@@ -47,7 +47,7 @@ export class Session {
     }
     const showBar = options.progressAllowed && args.progress && !args.quiet && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
-    this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges,
+    this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug,
       notify: (message) => {
         if (!args.quiet) process.stderr.write(`s3x: ${message}\n`);
       },

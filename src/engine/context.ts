@@ -44,6 +44,8 @@ export interface TransferContext {
   stats: EngineStats;
   /** Tells the user something worth knowing that is not an error (an interrupted upload kept, a resume point found). */
   notify(message: string): void;
+  /** A line for --debug (absent without it). */
+  debug?: (line: string) => void;
   /** Keys per ListObjectsV2 page (--page-size); the server's maximum (1,000) when unset. */
   listPageSize?: number;
   /** Key ranges listed at once in a recursive listing (--list-ranges); engine/listing's default when unset. */
@@ -58,6 +60,7 @@ export interface ContextOptions {
   signal: AbortSignal;
   progress?: ProgressListener;
   notify?: (message: string) => void;
+  debug?: (line: string) => void;
   listPageSize?: number;
   listRanges?: number;
 }
@@ -72,6 +75,7 @@ export function createContext(options: ContextOptions): TransferContext {
     progress: options.progress ?? { addTotal() {}, addDone() {} },
     stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0 },
     notify: options.notify ?? (() => {}),
+    debug: options.debug,
     listPageSize: options.listPageSize,
     listRanges: options.listRanges,
   };

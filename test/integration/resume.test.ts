@@ -218,7 +218,7 @@ describe("resume after kill -9 (integration, real radosgw)", function () {
     await killHalfway(["cp", dest, join(out, "r.bin"), ...slowArgs()], () => journaledBytes(out), 60 * MiB);
     const fresh = await runS3x(fast(["cp", dest, join(out, "r.bin")]), { env });
     assert.equal(fresh.code, 0, fresh.stderr);
-    assert.match(fresh.stderr, /found an interrupted download of \S+ \(\d+ of 62914560 bytes in \S+\.r\.bin\.s3x-part\); starting over \(add --resume to continue it instead\)/);
+    assert.match(fresh.stderr, /found an interrupted download of \S+ \(\d+ of 62914560 bytes in \S+\.r\.bin\.[0-9a-f]{8}\.s3x-part\); starting over \(add --resume to continue it instead\)/);
     assert.equal(await fileHash(join(out, "r.bin")), await fileHash(src));
     assert.deepEqual(await readdir(out), ["r.bin"]);
   });

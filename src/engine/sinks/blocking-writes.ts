@@ -27,6 +27,11 @@ export class BlockingWrites {
   private slow = false;
   private sinceProbe = 0;
 
+  /** Whether blocking calls are fast here, as last measured (asks nothing of the probe schedule). */
+  get fast(): boolean {
+    return !this.slow;
+  }
+
   /** Whether the next small file should be written with blocking calls. */
   shouldBlock(): boolean {
     if (!this.slow) return true;

@@ -17,6 +17,11 @@ export interface PartialDownload {
  * concurrently; `write` resolves once the part's buffer may be reused.
  */
 export interface DownloadSink {
+  /**
+   * Optional, called first: takes the destination for this run, or throws
+   * when another run holds it. `debug` hears what is worth a --debug line.
+   */
+  claim?(debug: (line: string) => void): Promise<void>;
   /** Called once, when the object's size is known; `resumable`: worth journaling for --resume. */
   open(size: number, identity: ObjectIdentity, resumable?: boolean): Promise<void>;
   write(index: number, offset: number, data: Buffer): Promise<void>;

@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { BLOCKING_LIMIT_US, BlockingWrites } from "../../../src/engine/sinks/blocking-writes.js";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
 import { LeftoverIndex } from "../../../src/engine/sinks/leftover-index.js";
+
+/** The sink's temporary file name (unique per run: `.NAME.<random>.s3x-part`). */
+const tempOf = (sink: FileSink): string => basename(sink.tempPath);
 
 describe("engine/sinks/file-sink", () => {
   let dir: string;
@@ -20,7 +23,8 @@ describe("engine/sinks/file-sink", () => {
     await sink.open(10, { etag: '"e"', size: 10 });
     await sink.write(1, 5, Buffer.from("world"));
     await sink.write(0, 0, Buffer.from("hello"));
-    assert.deepEqual((await readdir(dir)).sort(), [".out.bin.s3x-part", ".out.bin.s3x-part.journal"]);
+    assert.match(tempOf(sink), /^\.out\.bin\.[0-9a-f]{8}\.s3x-part$/);
+    assert.deepEqual((await readdir(dir)).sort(), [tempOf(sink), ".out.bin.s3x-lock", ".out.bin.s3x-part.journal"].sort());
     await sink.commit({ lastModified: new Date("2020-01-02T03:04:05Z") });
     assert.deepEqual(await readdir(dir), ["out.bin"]);
     assert.equal(await readFile(join(dir, "out.bin"), "utf8"), "helloworld");
@@ -36,14 +40,17 @@ describe("engine/sinks/file-sink", () => {
     // A kill -9 in the middle of an append leaves half a line.
     await appendFile(join(dir, ".f.s3x-part.journal"), '{"o":10,"n');
     const second = new FileSink(join(dir, "f"));
+    await second.claim();
     const previous = await second.previous();
     assert.deepEqual(previous?.identity, { etag: '"abc"', size: 30 });
     assert.deepEqual(previous?.done, [
       { offset: 0, length: 10 },
       { offset: 20, length: 10 },
     ]);
+    assert.equal(previous?.location, first.tempPath, "the journal names the first run's file");
     // Continue it: fill the gap, read back an earlier range, commit.
     await second.reopen();
+    assert.equal(second.tempPath, first.tempPath, "adopted");
     await second.write(1, 10, Buffer.alloc(10, 2));
     const back = Buffer.alloc(10);
     await second.read(20, back);
@@ -59,13 +66,17 @@ describe("engine/sinks/file-sink", () => {
     await kept.open(4, { etag: "x", size: 4 });
     await kept.write(0, 0, Buffer.from("ab"));
     assert.equal(await kept.discard(true), true);
-    assert.deepEqual((await readdir(dir)).sort(), [".k.s3x-part", ".k.s3x-part.journal"]);
+    assert.deepEqual((await readdir(dir)).sort(), [tempOf(kept), ".k.s3x-part.journal"].sort(), "kept, and the lock released");
 
     const nothingWritten = new FileSink(join(dir, "n"));
     await nothingWritten.open(4, { etag: "x", size: 4 });
     assert.equal(await nothingWritten.discard(true), false, "nothing worth keeping");
     const removed = new FileSink(join(dir, "k"));
     await removed.forgetPrevious();
+    assert.equal((await readdir(dir)).length, 2, "only the lock's holder removes anything");
+    await removed.claim();
+    await removed.forgetPrevious();
+    await removed.discard();
     assert.deepEqual(await readdir(dir), []);
   });
 
@@ -75,7 +86,10 @@ describe("engine/sinks/file-sink", () => {
     await old.write(0, 0, Buffer.from("zz"));
     await old.discard(true);
     const fresh = new FileSink(join(dir, "s"));
+    await fresh.claim();
+    assert.equal((await fresh.previous())?.location, old.tempPath);
     await fresh.open(2, { etag: "new", size: 2 });
+    assert.deepEqual((await readdir(dir)).sort(), [tempOf(fresh), ".s.s3x-lock", ".s.s3x-part.journal"].sort(), "the old file went with its journal");
     assert.deepEqual((await fresh.previous())?.identity, { etag: "new", size: 2 });
     assert.deepEqual((await fresh.previous())?.done, []);
     await fresh.write(0, 0, Buffer.from("ok"));
@@ -101,8 +115,41 @@ describe("engine/sinks/file-sink", () => {
     assert.deepEqual((await fresh.previous())?.identity, { etag: '"b"', size: 20 });
   });
 
+  it("continues a journal of an earlier release (no file name in it) in the fixed temporary file that release used", async () => {
+    await writeFile(join(dir, ".v.s3x-part"), Buffer.from([0x61, 0x62, 0, 0]));
+    await writeFile(join(dir, ".v.s3x-part.journal"), '{"version":1,"etag":"e","size":4}\n{"o":0,"n":2}\n');
+    const sink = new FileSink(join(dir, "v"));
+    await sink.claim();
+    const previous = await sink.previous();
+    assert.equal(previous?.location, join(dir, ".v.s3x-part"));
+    assert.deepEqual(previous?.done, [{ offset: 0, length: 2 }]);
+    await sink.reopen();
+    await sink.write(1, 2, Buffer.from("cd"));
+    await sink.commit({});
+    assert.equal(await readFile(join(dir, "v"), "utf8"), "abcd");
+    assert.deepEqual(await readdir(dir), ["v"]);
+  });
+
+  it("a journal whose file is gone (published just before a crash) is dropped, not reported", async () => {
+    await writeFile(join(dir, ".g.s3x-part.journal"), '{"version":2,"etag":"e","size":4,"temp":".g.0badf00d.s3x-part"}\n{"o":0,"n":4}\n');
+    const sink = new FileSink(join(dir, "g"));
+    await sink.claim();
+    assert.equal(await sink.previous(), undefined);
+    await sink.discard();
+    assert.deepEqual(await readdir(dir), []);
+  });
+
+  it("a journal naming a file outside its directory is not followed", async () => {
+    await writeFile(join(dir, ".x.s3x-part.journal"), '{"version":2,"etag":"e","size":4,"temp":"../elsewhere"}\n');
+    await writeFile(join(dir, ".x.s3x-part"), "abcd");
+    const sink = new FileSink(join(dir, "x"));
+    await sink.claim();
+    assert.equal((await sink.previous())?.location, join(dir, ".x.s3x-part"), "taken as the fixed name instead");
+    await sink.discard();
+  });
+
   describe("one-response objects with blocking writes", () => {
-    it("writes, timestamps and renames the file with blocking calls, replacing a leftover; the policy hears how long that took", async () => {
+    it("writes, timestamps and renames the file with blocking calls, with no journal; the policy hears how long that took", async () => {
       const heard: number[] = [];
       const policy = new (class extends BlockingWrites {
         override record(micros: number): void {
@@ -110,12 +157,10 @@ describe("engine/sinks/file-sink", () => {
           super.record(micros);
         }
       })();
-      // An interrupted earlier run left a temporary file and a journal.
-      await writeFile(join(dir, ".w.s3x-part"), "stale bytes");
-      await writeFile(join(dir, ".w.s3x-part.journal"), '{"version":1,"etag":"old","size":11}\n');
       const sink = new FileSink(join(dir, "w"), undefined, policy);
+      await sink.claim();
       await sink.open(5, { etag: '"e"', size: 5 }, false);
-      assert.deepEqual(await readdir(dir), [".w.s3x-part"], "the leftover and its journal are gone; no journal for a one-response object");
+      assert.deepEqual((await readdir(dir)).sort(), [tempOf(sink), ".w.s3x-lock"].sort(), "no journal for a one-response object");
       await sink.write(0, 0, Buffer.from("fresh"));
       const back = Buffer.alloc(3);
       await sink.read(1, back);
@@ -148,7 +193,7 @@ describe("engine/sinks/file-sink", () => {
       const policy = new BlockingWrites();
       const sink = new FileSink(join(dir, "big"), undefined, policy);
       await sink.open(4, { etag: "z", size: 4 }, true);
-      assert.deepEqual((await readdir(dir)).sort(), [".big.s3x-part", ".big.s3x-part.journal"]);
+      assert.deepEqual((await readdir(dir)).sort(), [tempOf(sink), ".big.s3x-lock", ".big.s3x-part.journal"].sort());
       await sink.write(0, 0, Buffer.from("data"));
       await sink.commit({});
       assert.equal(await readFile(join(dir, "big"), "utf8"), "data");

@@ -1,0 +1,152 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { DestinationBusyError, DestinationLock, type LockHolder } from "../../../src/engine/sinks/destination-lock.js";
+import { FileSink } from "../../../src/engine/sinks/file-sink.js";
+
+/** The pid of a process that has exited (its exit awaited, so the pid is certainly dead). */
+function deadPid(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+    child.on("error", reject);
+    child.on("exit", () => resolve(child.pid!));
+  });
+}
+
+function holder(fields: Partial<LockHolder>): string {
+  return JSON.stringify({ pid: process.pid, host: hostname(), command: process.argv[1], started: "2026-01-01T00:00:00.000Z", temp: ".f.00000000.s3x-part", ...fields }) + "\n";
+}
+
+describe("engine/sinks/destination-lock", () => {
+  let dir: string;
+  let debug: string[];
+  const note = (line: string): void => void debug.push(line);
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "s3x-lock-"));
+    debug = [];
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("admits one holder: a second is refused with one line naming the first, and admitted once it is released", async () => {
+    const first = new DestinationLock(join(dir, "f"));
+    assert.equal(await first.acquire(".f.aaaaaaaa.s3x-part", note), undefined);
+    const lockText = JSON.parse(await readFile(join(dir, ".f.s3x-lock"), "utf8")) as LockHolder;
+    assert.equal(lockText.pid, process.pid);
+    assert.equal(lockText.temp, ".f.aaaaaaaa.s3x-part");
+    const second = new DestinationLock(join(dir, "f"));
+    await assert.rejects(second.acquire(".f.bbbbbbbb.s3x-part", note), (err: Error) => {
+      assert.ok(err instanceof DestinationBusyError);
+      assert.match(err.message, new RegExp(`^${join(dir, "f")}: s3x process ${process.pid} \\(started [^)]+\\) is downloading to it \\(lock ${join(dir, ".f.s3x-lock")}\\); not touching it; wait for it to end$`));
+      assert.doesNotMatch(err.message, /\n/);
+      return true;
+    });
+    await first.release();
+    await second.acquire(".f.bbbbbbbb.s3x-part", note);
+    assert.equal(second.held, true);
+    await second.release(true);
+    assert.deepEqual(await readdir(dir), []);
+    assert.deepEqual(debug, []);
+  });
+
+  it("takes over the lock of a dead process, and says so for --debug", async () => {
+    const pid = await deadPid();
+    await writeFile(join(dir, ".f.s3x-lock"), holder({ pid, temp: ".f.deadbeef.s3x-part" }));
+    const lock = new DestinationLock(join(dir, "f"));
+    const dead = await lock.acquire(".f.cccccccc.s3x-part", note);
+    assert.equal(dead?.pid, pid);
+    assert.equal(dead?.temp, ".f.deadbeef.s3x-part");
+    assert.equal(debug.length, 1);
+    assert.match(debug[0]!, new RegExp(`\\.f\\.s3x-lock: taking over the stale lock of s3x process ${pid} \\(started 2026-01-01T00:00:00.000Z\\), which is no longer running`));
+    assert.equal((JSON.parse(await readFile(join(dir, ".f.s3x-lock"), "utf8")) as LockHolder).temp, ".f.cccccccc.s3x-part");
+    await lock.release();
+  });
+
+  it("a pid that now runs another program (reused after a crash) is dead to the lock", async () => {
+    await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: process.pid, command: "/nowhere/s3x.js" }));
+    const lock = new DestinationLock(join(dir, "f"));
+    assert.equal((await lock.acquire(".f.dddddddd.s3x-part", note))?.command, "/nowhere/s3x.js");
+    await lock.release();
+  });
+
+  it("a lock from another host cannot be judged from here: refused, naming the host and the file to remove", async () => {
+    await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: 4242, host: "rank-7.example" }));
+    await assert.rejects(new DestinationLock(join(dir, "f")).acquire(".f.eeeeeeee.s3x-part", note), /s3x process 4242 on host rank-7\.example \(started [^)]+\) is downloading to it \(lock \S+\); not touching it; remove \S+\.f\.s3x-lock if that process is gone$/);
+  });
+
+  it("an unreadable lock is being written if young, stale if old", async () => {
+    const path = join(dir, ".f.s3x-lock");
+    await writeFile(path, "");
+    await assert.rejects(new DestinationLock(join(dir, "f")).acquire(".f.ffffffff.s3x-part", note), /another process is starting a download to it/);
+    const longAgo = new Date(Date.now() - 60_000);
+    await utimes(path, longAgo, longAgo);
+    const lock = new DestinationLock(join(dir, "f"));
+    assert.equal(await lock.acquire(".f.ffffffff.s3x-part", note), undefined, "no holder to report");
+    assert.match(debug[0]!, /taking over the stale lock of a process that left it unreadable/);
+    await lock.release();
+  });
+
+  it("two runs taking over one stale lock at once: one gets it, the other is refused", async () => {
+    await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: await deadPid() }));
+    const results = await Promise.allSettled([0, 1].map((i) => new DestinationLock(join(dir, "f")).acquire(`.f.${i}${i}${i}${i}${i}${i}${i}${i}.s3x-part`, note)));
+    assert.deepEqual(results.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
+    const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    assert.ok(refused.reason instanceof DestinationBusyError, String(refused.reason));
+    assert.deepEqual((await readdir(dir)).sort(), [".f.s3x-lock"], "no renamed-aside lock left over");
+  });
+
+  describe("a file sink taking over a dead run's destination", () => {
+    it("removes the dead run's temporary file when no journal names it (a small object killed mid-write)", async () => {
+      await writeFile(join(dir, ".f.deadbeef.s3x-part"), "half");
+      await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: await deadPid(), temp: ".f.deadbeef.s3x-part" }));
+      const sink = new FileSink(join(dir, "f"));
+      await sink.claim(note);
+      assert.deepEqual(await readdir(dir), [".f.s3x-lock"]);
+      await sink.discard();
+      assert.deepEqual(await readdir(dir), []);
+    });
+
+    it("keeps it when its journal names it: --resume continues it", async () => {
+      await writeFile(join(dir, ".f.deadbeef.s3x-part"), "ab\0\0");
+      await writeFile(join(dir, ".f.s3x-part.journal"), '{"version":2,"etag":"e","size":4,"temp":".f.deadbeef.s3x-part"}\n{"o":0,"n":2}\n');
+      await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: await deadPid(), temp: ".f.deadbeef.s3x-part" }));
+      const sink = new FileSink(join(dir, "f"));
+      await sink.claim(note);
+      assert.equal((await sink.previous())?.location, join(dir, ".f.deadbeef.s3x-part"));
+      await sink.reopen();
+      await sink.write(1, 2, Buffer.from("cd"));
+      await sink.commit({});
+      assert.equal(await readFile(join(dir, "f"), "utf8"), "abcd");
+      assert.deepEqual(await readdir(dir), ["f"]);
+    });
+
+    it("never removes a file a lock names outside the destination's own temporary names", async () => {
+      await writeFile(join(dir, "precious"), "keep me");
+      await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: await deadPid(), temp: "precious" }));
+      const sink = new FileSink(join(dir, "f"));
+      await sink.claim(note);
+      await sink.discard();
+      assert.deepEqual(await readdir(dir), ["precious"]);
+    });
+
+    it("a sink refused the lock touches nothing: not the other run's file, journal or lock", async () => {
+      const owner = new FileSink(join(dir, "f"));
+      await owner.claim();
+      await owner.open(4, { etag: "e", size: 4 });
+      await owner.write(0, 0, Buffer.from("ab"));
+      const before = (await readdir(dir)).sort();
+      const other = new FileSink(join(dir, "f"));
+      await assert.rejects(other.claim(), DestinationBusyError);
+      await other.forgetPrevious();
+      assert.equal(await other.discard(true), false);
+      assert.deepEqual((await readdir(dir)).sort(), before);
+      assert.ok(before.includes(basename(owner.tempPath)));
+      await owner.write(1, 2, Buffer.from("cd"));
+      await owner.commit({});
+      assert.equal(await readFile(join(dir, "f"), "utf8"), "abcd");
+    });
+  });
+});
