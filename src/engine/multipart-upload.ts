@@ -109,7 +109,7 @@ export async function multipartUpload(
     if (turn === "probe") return { checksum: digestChecksum, probe: true };
     if (options.checksumRequested) {
       throw new ChecksumIgnoredError(
-        `${describe(dest)}: the server did not confirm the ${digestChecksum.algorithm} checksum of the first part (it does not check x-amz-checksum-*); ` +
+        `the server did not confirm the ${digestChecksum.algorithm} checksum of the first part (it does not check x-amz-checksum-*); ` +
           `stopped before sending the rest (run with --checksum-algorithm none to upload without it)`,
       );
     }

@@ -22,7 +22,8 @@ export class DestinationBusyError extends Error {
     readonly destination: string,
     readonly pid: number,
   ) {
-    super(`another s3x (pid ${pid}) is uploading to ${destination} right now; run this again once it has finished`);
+    // The command line names the destination before this message.
+    super(`another s3x (pid ${pid}) is uploading to this key right now; run this again once it has finished`);
   }
 }
 
