@@ -12,7 +12,7 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { randomFile, runS3x, type RunResult } from "../support/cli.js";
-import { freshBucket, objectHash, testS3, type TestS3 } from "../support/s3-server.js";
+import { freshBucket, objectHash, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { startDropResponseProxy, type DropResponseProxy } from "../support/drop-response-proxy.js";
 
 const MiB = 1024 * 1024;
@@ -55,16 +55,27 @@ describe("upload safety (integration, real radosgw)", function () {
     return (out.Uploads ?? []).filter((u) => u.Key === key).map((u) => u.UploadId ?? "");
   };
 
-  it("a lost CompleteMultipartUpload answer: the retry finds the upload gone, checks the object (HEAD, multipart ETag) and exits 0", async () => {
+  it("a lost CompleteMultipartUpload answer, the retry answered NoSuchUpload: the object is checked (HEAD, multipart ETag) and accepted, exit 0", async () => {
     const src = join(dir, "complete.bin");
     const hash = await randomFile(src, 12 * MiB);
-    proxy.dropNext("CompleteMultipartUpload");
+    proxy.dropNext("CompleteMultipartUpload", 1, { thenNoSuchUpload: true });
     const before = proxy.dropped;
     const res = await runS3x(viaProxy(["cp", src, `s3://${bucket}/complete.bin`, "--part-size", "5MiB"]), { env });
     assert.equal(proxy.dropped, before + 1, "the proxy lost one Complete answer");
     assert.equal(res.code, 0, res.stderr);
     assert.equal(await objectHash(s3, bucket, "complete.bin"), hash);
     assert.deepEqual(await uploadsOf("complete.bin"), []);
+  });
+
+  it("a lost Complete answer, and the object replaced before the retry: fails clearly, exit 1", async () => {
+    const src = join(dir, "replaced.bin");
+    await randomFile(src, 12 * MiB);
+    // Another writer replaces the object between the lost Complete and its retry.
+    proxy.dropNext("CompleteMultipartUpload", 1, { thenNoSuchUpload: true, beforeNoSuchUpload: () => putTestObject(s3, bucket, "replaced.bin", Buffer.from("another writer")) });
+    const res = await runS3x(viaProxy(["cp", src, `s3://${bucket}/replaced.bin`, "--part-size", "5MiB"]), { env });
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /^s3x: cp \S+ s3:\/\/\S+\/replaced\.bin: CompleteMultipartUpload \S+: the answer to a first attempt was lost and the upload is gone, and the object there \(ETag \S+\) is not the one these parts make \(\S+-3\): another writer may have replaced it\n$/);
+    assert.deepEqual(await uploadsOf("replaced.bin"), []);
   });
 
   it("a lost CreateMultipartUpload answer: the upload it made is aborted, none is left behind", async () => {

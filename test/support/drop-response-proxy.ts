@@ -11,6 +11,9 @@ import { EventEmitter } from "node:events";
  * answer, and then cuts the client's connection without sending a byte of
  * it: what a client sees when a response is lost on the way back (a reset
  * after the server acted). No real server here can be told to do that.
+ * Optionally it then answers a retried Complete of that upload with 404
+ * NoSuchUpload, as many S3 servers do once an upload is completed (radosgw
+ * 16 answers 200 again instead), without forwarding it.
  * It also counts the requests of each kind it forwarded and answered
  * (UploadPart and friends), so a test can tell how many parts a client sent,
  * and can hold UploadParts from some part number on (never forwarded): a
@@ -18,10 +21,21 @@ import { EventEmitter } from "node:events";
  */
 export type Operation = "CreateMultipartUpload" | "UploadPart" | "CompleteMultipartUpload" | "AbortMultipartUpload" | "PutObject" | "Other";
 
+export interface ForgetOptions {
+  /** Answer a dropped Complete's upload NoSuchUpload when it is completed again. */
+  thenNoSuchUpload?: boolean;
+  /** Runs before that NoSuchUpload answer goes out (e.g. another writer replacing the object meanwhile). */
+  beforeNoSuchUpload?: () => Promise<void>;
+}
+
 export interface DropResponseProxy {
   endpoint: string;
-  /** Drop the answer to the next `count` requests of `operation` (after radosgw processed them). */
-  dropNext(operation: "CreateMultipartUpload" | "CompleteMultipartUpload", count?: number): void;
+  /**
+   * Drop the answer to the next `count` requests of `operation` (after
+   * radosgw processed them); with `thenNoSuchUpload`, a dropped Complete's
+   * upload is answered NoSuchUpload when completed again.
+   */
+  dropNext(operation: "CreateMultipartUpload" | "CompleteMultipartUpload", count?: number, options?: ForgetOptions): void;
   /** Requests forwarded, by operation. */
   counts: Record<Operation, number>;
   /** Answers relayed to the client, by operation. */
@@ -56,13 +70,26 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
   const armed = new Map<Operation, number>();
   const counts: Record<Operation, number> = { CreateMultipartUpload: 0, UploadPart: 0, CompleteMultipartUpload: 0, AbortMultipartUpload: 0, PutObject: 0, Other: 0 };
   const answered: Record<Operation, number> = { CreateMultipartUpload: 0, UploadPart: 0, CompleteMultipartUpload: 0, AbortMultipartUpload: 0, PutObject: 0, Other: 0 };
-  const state = { dropped: 0, holdFrom: Infinity, held: [] as IncomingMessage[] };
+  const state = { dropped: 0, holdFrom: Infinity, held: [] as IncomingMessage[], forget: {} as ForgetOptions };
+  const forgotten = new Set<string>();
   const events = new EventEmitter();
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const operation = operationOf(req);
     counts[operation]++;
-    const partNumber = Number(new URL(req.url ?? "/", "http://proxy").searchParams.get("partNumber"));
+    const query = new URL(req.url ?? "/", "http://proxy").searchParams;
+    const partNumber = Number(query.get("partNumber"));
+    const uploadId = query.get("uploadId") ?? "";
+    if (operation === "CompleteMultipartUpload" && forgotten.has(uploadId)) {
+      req.resume();
+      req.on("end", async () => {
+        await state.forget.beforeNoSuchUpload?.();
+        const body = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>`;
+        res.writeHead(404, { "content-type": "application/xml", "content-length": Buffer.byteLength(body) });
+        res.end(body);
+      });
+      return;
+    }
     if (operation === "UploadPart" && partNumber >= state.holdFrom) {
       state.held.push(req);
       events.emit("change");
@@ -78,6 +105,8 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
         upRes.resume();
         upRes.on("end", () => {
           state.dropped++;
+          if (operation === "CompleteMultipartUpload" && state.forget.thenNoSuchUpload) forgotten.add(uploadId);
+          events.emit("change");
           req.socket.resetAndDestroy();
         });
         return;
@@ -123,7 +152,10 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
     get dropped() {
       return state.dropped;
     },
-    dropNext: (operation, count = 1) => void armed.set(operation, count),
+    dropNext: (operation, count = 1, options = {}) => {
+      armed.set(operation, count);
+      state.forget = options;
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
