@@ -107,12 +107,7 @@ export async function multipartUpload(
     if (turn === "checked") return { checksum: digestChecksum, probe: false };
     signal.throwIfAborted();
     if (turn === "probe") return { checksum: digestChecksum, probe: true };
-    if (options.checksumRequested) {
-      throw new ChecksumIgnoredError(
-        `the server did not confirm the ${digestChecksum.algorithm} checksum of the first part (it does not check x-amz-checksum-*); ` +
-          `stopped before sending the rest (run with --checksum-algorithm none to upload without it)`,
-      );
-    }
+    if (options.checksumRequested) throw checksumIgnored(digestChecksum);
     return { probe: false };
   };
 
@@ -152,7 +147,8 @@ export async function multipartUpload(
       if (probe) support.learn(checksum, echoed);
     }
     if (probe && support.status === "ignored") {
-      if (options.checksumRequested) await checksumToSend(computed); // throws: the user asked for a checksum the server does not check
+      // The user asked for a checksum the server does not check: stop here, before any other part goes.
+      if (options.checksumRequested && checksum) throw checksumIgnored(checksum);
       ctx.notify(`the server does not check ${checksum?.algorithm} checksums (x-amz-checksum-*): uploading without them`);
     }
     if (checksum) partChecksums.set(number, checksum);
@@ -207,6 +203,13 @@ export async function multipartUpload(
   } finally {
     dispose();
   }
+}
+
+function checksumIgnored(sent: ChecksumValue): ChecksumIgnoredError {
+  return new ChecksumIgnoredError(
+    `the server did not confirm the ${sent.algorithm} checksum of the first part (it does not check x-amz-checksum-*); ` +
+      `stopped before sending the rest (run with --checksum-algorithm none to upload without it)`,
+  );
 }
 
 /**
