@@ -1,4 +1,7 @@
 import { PlanError } from "../plan/parts.js";
+import { DestinationBusyError } from "../engine/resume/upload-lock.js";
+import { ChecksumIgnoredError } from "../engine/integrity/checksum-support.js";
+import { LostCompletionError } from "../engine/multipart-commit.js";
 import { UsageError } from "../plan/location.js";
 import { RequestError } from "../engine/retry.js";
 import { describeFailure } from "../s3/errors.js";
@@ -56,6 +59,8 @@ function describeError(err: unknown): ReportedError {
   if (err instanceof UsageError || err instanceof PlanError) return { message: err.message, exitCode: ExitCode.usage };
   if (err instanceof RangeError && /memory budget/.test(err.message)) return { message: err.message, exitCode: ExitCode.usage };
   if (err instanceof RequestError || err instanceof ChecksumMismatchError) return { message: err.message, exitCode: ExitCode.failed };
+  // Upload refusals that explain themselves (engine/resume/upload-lock, integrity/checksum-support, multipart-commit).
+  if (err instanceof DestinationBusyError || err instanceof ChecksumIgnoredError || err instanceof LostCompletionError) return { message: err.message, exitCode: ExitCode.failed };
   const errno = err as NodeJS.ErrnoException;
   if (errno && typeof errno.code === "string" && errno.syscall && LOCAL_ERRORS[errno.code]) {
     const path = errno.path ? `${errno.path}: ` : "";

@@ -265,6 +265,11 @@ function positive(name: string, value: number): void {
 }
 
 
+/** Whether the user chose the upload checksum (--checksum-algorithm or $S3X_CHECKSUM_ALGORITHM) rather than taking the default. */
+export function checksumRequested(args: { "checksum-algorithm"?: string }): boolean {
+  return (args["checksum-algorithm"] ?? process.env.S3X_CHECKSUM_ALGORITHM) !== undefined;
+}
+
 /**
  * The checksum uploads carry: --checksum-algorithm, else $S3X_CHECKSUM_ALGORITHM,
  * else CRC32C on AWS S3 (which stores and checks it) and none on other

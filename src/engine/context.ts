@@ -26,6 +26,8 @@ export interface EngineStats {
   reusedBytes: number;
   /** Objects whose checksum (or MD5 ETag) was verified end to end. */
   verifiedObjects: number;
+  /** Single-PUT uploads whose checksum the server did not echo, so did not check. */
+  unconfirmedChecksums: number;
 }
 
 /**
@@ -73,7 +75,7 @@ export function createContext(options: ContextOptions): TransferContext {
     retry: options.retry,
     signal: options.signal,
     progress: options.progress ?? { addTotal() {}, addDone() {} },
-    stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0 },
+    stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0, unconfirmedChecksums: 0 },
     notify: options.notify ?? (() => {}),
     debug: options.debug,
     listPageSize: options.listPageSize,

@@ -35,7 +35,9 @@ export interface HedgeHook<T> {
    * Prepares a duplicate of the attempt in flight, or undefined when none can
    * be made now (no memory for a scratch buffer). Without this hook the
    * attempt itself runs a second time: right for requests that write nothing
-   * shared (an UploadPart sends the same bytes and gets the same ETag).
+   * shared (an UploadPart sends the same bytes; the two copies' ETags may
+   * differ, with SSE-KMS, so the uploader completes with the one S3
+   * acknowledged last: engine/part-receipts.ts).
    */
   duplicate?: () => Duplicate<T> | undefined;
 }

@@ -1,38 +1,24 @@
 import { open, type FileHandle } from "node:fs/promises";
 import { resolve } from "node:path";
 import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
-import {
-  abortMultipartUpload,
-  completeMultipartUpload,
-  createMultipartUpload,
-  putObject,
-  uploadPart,
-  type ChecksumAlgorithm,
-  type ChecksumValue,
-  type CompletedPart,
-  type ObjectAttributes,
-  type ObjectRef,
-} from "../s3/operations.js";
-import { acquirePartBuffer, childController, queued, retryHooks, type TransferContext } from "./context.js";
-import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
-import { isInterruption } from "./resume/interruption.js";
-import { findResumePoint, liveRecords, partMatches, type ResumePoint } from "./resume/upload-resume.js";
-import { findUploadRecords, forgetUpload, removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
+import { putObject, type ChecksumValue, type ObjectRef } from "../s3/operations.js";
+import { acquirePartBuffer, queued, retryHooks, type TransferContext } from "./context.js";
+import { checksumValue, digestOf } from "./integrity/checksums.js";
+import { findResumePoint, liveRecords } from "./resume/upload-resume.js";
+import { findUploadRecords, type UploadRecord } from "./resume/upload-journal.js";
+import { lockDestination } from "./resume/upload-lock.js";
+import { checksumSupport } from "./integrity/checksum-support.js";
+import { multipartUpload, type MultipartOptions, type Resumable } from "./multipart-upload.js";
 import { withRetries } from "./retry.js";
-import { repeatHedge } from "./hedge.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
-import { TaskGroup } from "./task-group.js";
 
-export interface UploadOptions {
+export { abortQuietly } from "./multipart-upload.js";
+
+export interface UploadOptions extends MultipartOptions {
   /** Objects up to this size go in one PutObject. */
   multipartThreshold: number;
   /** Requested part size; raised automatically to stay within 10,000 parts. */
   partSize?: number;
-  attributes: ObjectAttributes;
-  /** Leave a failed multipart upload in place (for inspection) instead of aborting it. */
-  keepFailedUpload: boolean;
-  /** Additional checksum sent with every part and (for CRCs) the whole object; undefined: none. */
-  checksum?: ChecksumAlgorithm;
   /**
    * File uploads are resumable: `endpoint` names the S3 endpoint in the local
    * upload records; with `resume`, an interrupted upload of the same file is
@@ -40,7 +26,6 @@ export interface UploadOptions {
    */
   resumable?: { endpoint: string; resume: boolean };
 }
-
 export interface UploadResult {
   size: number;
   parts: number;
@@ -64,17 +49,23 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
     }
     let plan = planParts(size, uploadPartSize(size, options.partSize));
     const source = { path: resolve(path), size, mtimeMs: stat.mtimeMs };
-    const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan) : undefined;
-    if (resumable?.point) plan = planParts(size, resumable.point.partSize);
-    await multipartUpload(ctx, dest, options, async (upload) => {
-      for (let i = 0; i < plan.count && !upload.failed; i++) {
-        const part = partAt(plan, i);
-        const buffer = await acquirePartBuffer(ctx, part.length, upload.signal);
-        upload.send(part.number, part.offset, buffer, async () => {
-          await readFully(handle, buffer, part.offset, path);
-        });
-      }
-    }, resumable);
+    // One s3x at a time continues (or starts) a resumable upload of this key.
+    const lock = options.resumable ? await lockDestination(options.resumable.endpoint, dest) : undefined;
+    try {
+      const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan) : undefined;
+      if (resumable?.point) plan = planParts(size, resumable.point.partSize);
+      await multipartUpload(ctx, dest, options, async (upload) => {
+        for (let i = 0; i < plan.count && !upload.failed; i++) {
+          const part = partAt(plan, i);
+          const buffer = await acquirePartBuffer(ctx, part.length, upload.signal);
+          upload.send(part.number, part.offset, buffer, async () => {
+            await readFully(handle, buffer, part.offset, path);
+          });
+        }
+      }, resumable);
+    } finally {
+      await lock?.release();
+    }
     return { size, parts: plan.count };
   } finally {
     await handle.close();
@@ -99,12 +90,26 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
     ctx.retry,
     async () => {
       ctx.stats.requests++;
-      const etag = await putObject(ctx.client, dest, body, options.attributes, { signal: ctx.signal, checksum });
+      const etag = await putObject(ctx.client, dest, body, options.attributes, { signal: ctx.signal, checksum, echoed: (value) => noteEcho(ctx, dest, checksum, value) });
       ctx.stats.bytesSent += body.length;
       return etag;
     },
     retryHooks(ctx, ctx.signal),
   );
+}
+
+/**
+ * A single PUT's checksum the server did not echo was not checked by it:
+ * counted (--json unconfirmedChecksums) and said once per command.
+ */
+function noteEcho(ctx: TransferContext, dest: ObjectRef, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined): void {
+  if (!sent) return;
+  const support = checksumSupport(ctx.stats);
+  const before = support.status;
+  support.learn(sent, echoed);
+  if (echoed?.algorithm === sent.algorithm) return;
+  ctx.stats.unconfirmedChecksums++;
+  if (before !== "ignored") ctx.notify(`the server did not confirm the ${sent.algorithm} checksum of ${describe(dest)} (it does not check x-amz-checksum-*): the upload was not verified by it`);
 }
 
 /**
@@ -139,6 +144,7 @@ async function resumableUpload(
     source,
     partSize: plan.partSize,
     checksum: options.checksum,
+    attributes: options.attributes,
   };
   if (!settings.resume) {
     const live = previous.length > 0 ? await liveRecords(ctx, dest, previous) : previous;
@@ -152,7 +158,7 @@ async function resumableUpload(
     }
     return { template };
   }
-  const point = await findResumePoint(ctx, dest, previous, source, plan);
+  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum: options.checksum });
   return { template, point };
 }
 
@@ -222,144 +228,4 @@ export async function uploadStream(ctx: TransferContext, source: ChunkSource, de
     }
   });
   return { size, parts };
-}
-
-/** What the part producer of a multipart upload sees. */
-interface MultipartSession {
-  readonly signal: AbortSignal;
-  readonly failed: boolean;
-  /**
-   * Queues part `number`: `prepare` fills the buffer (inside the request
-   * slot, so reads overlap network transfers), then it is uploaded with
-   * retries and the buffer goes back to the budget.
-   */
-  send(number: number, offset: number, buffer: Buffer, prepare: () => Promise<void>, length?: number): void;
-}
-
-/** What makes a multipart upload resumable: its local record and, when resuming, the parts S3 holds. */
-interface Resumable {
-  template: Omit<UploadRecord, "uploadId" | "started">;
-  point?: ResumePoint;
-}
-
-/**
- * Create → parts (produced by `produce`) → Complete. Each part carries its
- * checksum in a header; for CRCs the full-object value is combined from the
- * part digests and sent with Complete, so S3 checks every byte it stored.
- *
- * On failure the upload is aborted so no orphaned parts keep costing money —
- * except when a resumable upload was interrupted (Ctrl-C, network loss) after
- * storing parts: then it stays, with its local record, for --resume.
- */
-async function multipartUpload(
-  ctx: TransferContext,
-  dest: ObjectRef,
-  options: UploadOptions,
-  produce: (session: MultipartSession) => Promise<void>,
-  resumable?: Resumable,
-): Promise<void> {
-  const { controller, dispose } = childController(ctx.signal);
-  const signal = controller.signal;
-  const hooks = retryHooks(ctx, signal);
-  const point = resumable?.point;
-  // A resumed upload keeps the algorithm it was created with: S3 demands the same one on every part.
-  const algorithm = point ? point.checksum : options.checksum;
-  const checksumType = algorithm ? (isCrc(algorithm) ? "FULL_OBJECT" : "COMPOSITE") : undefined;
-  const uploadId =
-    point?.uploadId ??
-    (await withRetries(`CreateMultipartUpload ${describe(dest)}`, ctx.retry, () => {
-      ctx.stats.requests++;
-      return createMultipartUpload(ctx.client, dest, options.attributes, { signal, checksum: algorithm && checksumType ? { algorithm, type: checksumType } : undefined });
-    }, hooks));
-  let recordFile = point?.recordFile;
-  if (resumable && !recordFile) {
-    recordFile = await saveUploadRecord({
-      ...resumable.template,
-      partSize: point?.partSize ?? resumable.template.partSize,
-      checksum: algorithm,
-      uploadId,
-      started: new Date().toISOString(),
-    });
-  }
-  const completed: CompletedPart[] = [];
-  // Part digests by offset, combined into the full-object CRC at Complete.
-  const ranges: RangeDigest[] = [];
-  const group = new TaskGroup(controller);
-
-  const sendPart = async (number: number, offset: number, body: Buffer): Promise<void> => {
-    const digest = algorithm ? await digestOf(algorithm, body) : undefined;
-    if (digest && checksumType === "FULL_OBJECT") ranges.push({ offset, length: body.length, digest });
-    const checksum: ChecksumValue | undefined = algorithm && digest ? checksumValue(algorithm, digest) : undefined;
-    const stored = point?.stored.get(number);
-    if (stored && partMatches(stored, body, checksum)) {
-      // Already in S3 and verified against the file: reuse it, send nothing.
-      completed.push({ partNumber: number, etag: stored.etag, checksum });
-      ctx.stats.reusedParts++;
-      ctx.stats.reusedBytes += body.length;
-      return;
-    }
-    const etag = await withRetries(`UploadPart ${number} of ${describe(dest)}`, ctx.retry, async () => {
-      ctx.stats.requests++;
-      const tag = await uploadPart(ctx.client, dest, uploadId, number, body, { signal, checksum });
-      ctx.stats.bytesSent += body.length;
-      return tag;
-    }, hooks, repeatHedge<string>(ctx, body.length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
-    completed.push({ partNumber: number, etag, checksum });
-  };
-
-  const session: MultipartSession = {
-    signal,
-    get failed() {
-      return group.failed;
-    },
-    send(number, offset, buffer, prepare, length = buffer.length) {
-      const body = buffer.subarray(0, length);
-      group.add(
-        queued(ctx, signal, async () => {
-          await prepare();
-          await sendPart(number, offset, body);
-          ctx.progress.addDone(length);
-        }).finally(() => ctx.memory.release(buffer)),
-      );
-    },
-  };
-  try {
-    try {
-      await produce(session);
-    } catch (err) {
-      controller.abort(err);
-      await group.settle();
-      throw group.firstError ?? err;
-    }
-    await group.wait();
-    const full =
-      algorithm && checksumType === "FULL_OBJECT"
-        ? checksumValue(algorithm, await fullObjectDigest(algorithm, ranges, ranges.reduce((sum, r) => sum + r.length, 0)))
-        : undefined;
-    await withRetries(`CompleteMultipartUpload ${describe(dest)}`, ctx.retry, () => {
-      ctx.stats.requests++;
-      return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal, fullObjectChecksum: full, checksumType });
-    }, hooks);
-    // Resumed from S3's list, records of this upload may exist under another endpoint name: forget them all.
-    if (point && !point.recordFile) await forgetUpload(uploadId);
-    else if (recordFile) await removeUploadRecord(recordFile);
-  } catch (err) {
-    if (recordFile && completed.length > 0 && isInterruption(err, ctx.signal)) {
-      ctx.notify(
-        `kept the interrupted upload of ${describe(dest)} (upload ID ${uploadId}, ${completed.length} parts stored): ` +
-          `run the same command with --resume to finish it, or s3x rm --uploads ${describe(dest)} to discard it`,
-      );
-    } else if (!options.keepFailedUpload) {
-      await abortQuietly(ctx, dest, uploadId);
-      if (recordFile) await removeUploadRecord(recordFile);
-    }
-    throw err;
-  } finally {
-    dispose();
-  }
-}
-
-/** Best effort, a few attempts, never masking the original error. */
-export async function abortQuietly(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<void> {
-  await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
 }

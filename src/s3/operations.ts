@@ -227,6 +227,27 @@ async function getRangeDirectly(client: S3Client, req: RangeRequest): Promise<Ra
   return { bytes, objectSize, etag, lastModified, ranged, ...checksumOutput(stored) };
 }
 
+/** What a PUT or UploadPart asks of its answer's checksum: `echoed` hears the value the server sent back, if any. */
+export interface ChecksumCall {
+  checksum?: ChecksumValue;
+  /**
+   * Called with the checksum the server echoed (AWS returns the value it
+   * checked; a server that ignores x-amz-checksum-* returns none): how an
+   * uploader learns whether its checksum was checked at all.
+   */
+  echoed?: (value: ChecksumValue | undefined) => void;
+}
+
+/** The checksum of a direct answer's x-amz-checksum-* headers. */
+function echoedChecksum(headers: Record<string, string>): ChecksumValue | undefined {
+  return checksumOutput({
+    ChecksumCRC32: headers["x-amz-checksum-crc32"],
+    ChecksumCRC32C: headers["x-amz-checksum-crc32c"],
+    ChecksumCRC64NVME: headers["x-amz-checksum-crc64nvme"],
+    ChecksumSHA256: headers["x-amz-checksum-sha256"],
+  }).checksum;
+}
+
 /** The header that carries a PUT's checksum for the server to check (as the SDK writes it). */
 function addChecksumHeader(headers: Record<string, string>, checksum: ChecksumValue | undefined): void {
   if (checksum) headers[`x-amz-checksum-${checksum.algorithm.toLowerCase()}`] = checksum.base64;
@@ -325,12 +346,15 @@ function attributeHeaders(attrs: ObjectAttributes): Record<string, string> {
   return headers;
 }
 
-export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & { checksum?: ChecksumValue } = {}): Promise<string> {
+export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & ChecksumCall = {}): Promise<string> {
   if (canSendDirectly(client, ref.bucket)) {
-    // The headers the SDK writes for this input (s3/direct.ts); the ETag is all s3x reads back.
+    // The headers the SDK writes for this input (s3/direct.ts); the ETag (and any echoed checksum) is all s3x reads back.
     const headers = attributeHeaders(attrs);
     addChecksumHeader(headers, call.checksum);
-    return (await etagOfDirectPut(await directPut(client, ref.bucket, ref.key, headers, body, call.signal))) ?? "";
+    const response = await directPut(client, ref.bucket, ref.key, headers, body, call.signal);
+    const etag = (await etagOfDirectPut(response)) ?? "";
+    call.echoed?.(echoedChecksum(response.headers));
+    return etag;
   }
   const out = await send(client, new PutObjectCommand({
       Bucket: ref.bucket,
@@ -342,6 +366,7 @@ export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, 
       Metadata: attrs.metadata,
       ...checksumInput(call.checksum),
     }), call.signal);
+  call.echoed?.(checksumOutput(out).checksum);
   return out.ETag ?? "";
 }
 
@@ -370,17 +395,20 @@ export interface CompletedPart {
   checksum?: ChecksumValue;
 }
 
-export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call & { checksum?: ChecksumValue } = {}): Promise<string> {
+export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call & ChecksumCall = {}): Promise<string> {
   if (canSendDirectly(client, ref.bucket)) {
     // As the SDK sends it (s3/direct.ts), without its per-request work.
     const headers: Record<string, string> = { "content-type": "application/octet-stream" };
     addChecksumHeader(headers, call.checksum);
-    const etag = await etagOfDirectPut(await directUploadPart(client, ref.bucket, ref.key, uploadId, partNumber, headers, body, call.signal));
+    const response = await directUploadPart(client, ref.bucket, ref.key, uploadId, partNumber, headers, body, call.signal);
+    const etag = await etagOfDirectPut(response);
     if (!etag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
+    call.echoed?.(echoedChecksum(response.headers));
     return etag;
   }
   const out = await send(client, new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length, ...checksumInput(call.checksum) }), call.signal);
   if (!out.ETag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
+  call.echoed?.(checksumOutput(out).checksum);
   return out.ETag;
 }
 

@@ -90,11 +90,15 @@ describe("integrity: checksums (integration, radosgw behind FakeChecksumStore)",
     assert.equal(fake.checksumOf(bucket, "default-env")?.algorithm, "CRC32");
   });
 
-  it("an S3-compatible server that stores no checksums keeps working with --checksum-algorithm", async () => {
+  it("an S3-compatible server that stores no checksums: --checksum-algorithm is refused after one part (not silently dropped); none uploads", async () => {
     const src = join(dir, "plain.bin");
     const hash = await randomFile(src, 11 * MiB);
     const res = await runS3x(["cp", src, `s3://${bucket}/plain-crc`, "--checksum-algorithm", "CRC32C", "--part-size", "5MiB"], { env });
-    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /the server did not confirm the CRC32C checksum of the first part/);
+    assert.equal(await openUploads(s3, bucket), 0);
+    const plain = await runS3x(["cp", src, `s3://${bucket}/plain-crc`, "--checksum-algorithm", "none", "--part-size", "5MiB"], { env });
+    assert.equal(plain.code, 0, plain.stderr);
     assert.equal(await objectHash(s3, bucket, "plain-crc"), hash);
   });
 

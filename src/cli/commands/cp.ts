@@ -14,7 +14,7 @@ import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
 import { FdWriter } from "../../engine/sinks/fd-writer.js";
 import { FdSource } from "../../engine/sources/stdin-source.js";
 import { widenPipe } from "../../engine/pipe-size.js";
-import { checksumAlgorithmOf, objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
+import { checksumAlgorithmOf, checksumRequested, objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
 import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
 import { summaryLine } from "../output.js";
@@ -98,6 +98,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly stri
       reusedParts: session.context.stats.reusedParts,
       reusedBytes: session.context.stats.reusedBytes,
       verifiedObjects: session.context.stats.verifiedObjects,
+      unconfirmedChecksums: session.context.stats.unconfirmedChecksums,
       peakBufferBytes: session.context.memory.peakUsed,
       peakRssBytes: peakRss(),
     };
@@ -162,6 +163,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
     attributes: await objectAttributes(args, contentTypeFrom),
     keepFailedUpload: args["keep-failed-uploads"],
     checksum: checksumAlgorithmOf(args),
+    checksumRequested: checksumRequested(args),
   });
   const downloadOptions = { resume: args.resume, verifyEtag: args["verify-etag"] };
 

@@ -17,7 +17,7 @@ import { PathStats, walkFiles, type LocalEntry } from "../../engine/walk.js";
 import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { deleteKeys } from "../../engine/delete.js";
-import { checksumAlgorithmOf, objectAttributes } from "../options.js";
+import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
 import { endsTheRun, isBrokenPipe, reportError } from "../errors.js";
 import type { CpArgs } from "./cp.js";
 import type { Session } from "../session.js";
@@ -111,6 +111,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
           attributes,
           keepFailedUpload: args["keep-failed-uploads"],
           checksum,
+          checksumRequested: checksumRequested(args),
           resumable: { endpoint: session.endpoint, resume: args.resume },
         });
         return result.size;
@@ -211,8 +212,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   await session.throwIfStopped();
   const seconds = (Date.now() - started) / 1000;
   if (args.json) {
-    const { requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects } = ctx.stats;
-    await session.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects }) + "\n");
+    const { requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums } = ctx.stats;
+    await session.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums }) + "\n");
   } else if (!args.quiet) {
     const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
     process.stderr.write(

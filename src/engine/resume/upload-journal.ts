@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { ChecksumAlgorithm, ObjectRef } from "../../s3/operations.js";
+import type { ChecksumAlgorithm, ObjectAttributes, ObjectRef } from "../../s3/operations.js";
 
 /**
  * The local record of a multipart upload in progress, so `--resume` can find
@@ -22,6 +22,13 @@ export interface UploadRecord {
   source: { path: string; size: number; mtimeMs: number };
   partSize: number;
   checksum?: ChecksumAlgorithm;
+  /**
+   * What the object was to carry (Content-Type, storage class, metadata), as
+   * given to CreateMultipartUpload: S3 fixes them there, so an upload is only
+   * continued by a command that asks for the same ones. Absent in records
+   * written before s3x kept them: such uploads are never continued.
+   */
+  attributes?: ObjectAttributes;
   /** ISO time the upload was created. */
   started: string;
 }
@@ -33,12 +40,12 @@ export function stateDirectory(): string {
   return join(base, "s3x");
 }
 
-function uploadsDirectory(): string {
+export function uploadsDirectory(): string {
   return join(stateDirectory(), "uploads");
 }
 
 /** Every record of one destination shares this file-name prefix. */
-function destinationPrefix(endpoint: string, ref: ObjectRef): string {
+export function destinationPrefix(endpoint: string, ref: ObjectRef): string {
   return createHash("sha256").update(`${endpoint}\n${ref.bucket}\n${ref.key}`).digest("hex").slice(0, 32);
 }
 
@@ -111,4 +118,21 @@ export async function forgetUpload(uploadId: string): Promise<void> {
 /** Whether a record describes this very file as it is now (its part size is the record's, whatever this run asks). */
 export function recordMatchesSource(record: UploadRecord, source: { path: string; size: number; mtimeMs: number }): boolean {
   return record.source.path === source.path && record.source.size === source.size && Math.abs(record.source.mtimeMs - source.mtimeMs) < 1;
+}
+
+/**
+ * Whether an upload created with `recorded` attributes and checksum gives the
+ * object what this command asks for (`wanted`): same Content-Type, storage
+ * class, metadata (in any order) and checksum algorithm.
+ */
+export function recordMatchesRequest(record: UploadRecord, wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm }): boolean {
+  if (!record.attributes) return false;
+  return record.checksum === wanted.checksum && canonicalAttributes(record.attributes) === canonicalAttributes(wanted.attributes);
+}
+
+function canonicalAttributes(attrs: ObjectAttributes): string {
+  const metadata = Object.entries(attrs.metadata ?? {})
+    .map(([k, v]) => [k.toLowerCase(), v] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([attrs.contentType ?? null, attrs.storageClass ?? null, metadata]);
 }

@@ -1,16 +1,14 @@
 import { createHash } from "node:crypto";
-import { partAt, planParts, MIN_PART_SIZE, type PartPlan } from "../../plan/parts.js";
-import { listUploadsPage } from "../../s3/list.js";
-import { abortMultipartUpload, listParts, type ChecksumAlgorithm, type ChecksumValue, type ObjectRef, type StoredPart } from "../../s3/operations.js";
+import { abortMultipartUpload, listParts, type ChecksumAlgorithm, type ChecksumValue, type ObjectAttributes, type ObjectRef, type StoredPart } from "../../s3/operations.js";
 import type { TransferContext } from "../context.js";
 import { RequestError, withRetries } from "../retry.js";
-import { recordMatchesSource, removeUploadRecord, type StoredRecord, type UploadRecord } from "./upload-journal.js";
+import { recordMatchesRequest, recordMatchesSource, removeUploadRecord, type StoredRecord, type UploadRecord } from "./upload-journal.js";
 
 /** Where an interrupted upload continues: its ID and the parts S3 already holds. */
 export interface ResumePoint {
   uploadId: string;
-  /** The local record of the upload, when s3x started it on this machine. */
-  recordFile?: string;
+  /** The local record of the upload (s3x started it on this machine). */
+  recordFile: string;
   stored: Map<number, StoredPart>;
   /** The checksum the upload was created with (its parts must all carry it). */
   checksum?: ChecksumAlgorithm;
@@ -23,29 +21,32 @@ function describe(ref: ObjectRef): string {
 }
 
 /**
- * Finds the upload to continue, in order of trust:
- * 1. s3x's own record of an upload of this very file (path, size, mtime,
- *    part size all unchanged) whose upload S3 still has;
- * 2. otherwise any upload in progress for the key whose stored parts fit this
- *    file's part plan (an upload begun on another machine, or whose record is
- *    gone) — the newest first.
- * Stored parts are only trusted after `partMatches` compared them with the
- * file, so a wrong guess costs a re-upload, never a wrong object. Records of
- * this destination whose file has changed since are obsolete: their uploads
- * are aborted.
+ * Finds the upload to continue: s3x's own record of an upload of this very
+ * file (path, size, mtime unchanged) that was created with the attributes
+ * and checksum this command asks for, and that S3 still has. Its stored parts
+ * are still compared with the file (`partMatches`) before they are reused.
+ *
+ * Uploads found only in ListMultipartUploads are never adopted, even when
+ * their parts would fit: S3 shows neither an upload's metadata nor its
+ * source, so such an upload may be another client's (adopting it would race
+ * that client and give the object its Content-Type and metadata, not the
+ * ones asked for now). Without a local record, a new upload is started.
+ *
+ * Records of this destination whose file has changed since, or whose
+ * attributes differ from this command's, are obsolete: their uploads are
+ * aborted (the caller holds the destination's lock, so no other s3x is using them).
  */
 export async function findResumePoint(
   ctx: TransferContext,
   dest: ObjectRef,
   records: StoredRecord[],
   source: UploadRecord["source"],
-  plan: PartPlan,
+  wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm },
 ): Promise<ResumePoint | undefined> {
   for (const { file, record } of records) {
     if (!recordMatchesSource(record, source)) {
       ctx.notify(`the interrupted upload ${record.uploadId} of ${describe(dest)} was of a different version of ${source.path}: aborting it`);
-      await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, record.uploadId)).catch(() => undefined);
-      await removeUploadRecord(file);
+      await abandon(ctx, dest, record.uploadId, file);
       continue;
     }
     const stored = await storedParts(ctx, dest, record.uploadId);
@@ -53,22 +54,25 @@ export async function findResumePoint(
       await removeUploadRecord(file); // completed or aborted elsewhere
       continue;
     }
+    if (!recordMatchesRequest(record, wanted)) {
+      ctx.notify(
+        `the interrupted upload ${record.uploadId} of ${describe(dest)} was started with other attributes (content type, metadata, storage class or checksum): ` +
+          `aborting it and starting a new upload with the ones given now`,
+      );
+      await abandon(ctx, dest, record.uploadId, file);
+      return undefined;
+    }
     announce(ctx, dest, record.uploadId, stored);
     return { uploadId: record.uploadId, recordFile: file, stored, checksum: record.checksum, partSize: record.partSize };
   }
-  for (const candidate of await uploadsForKey(ctx, dest)) {
-    const stored = await storedParts(ctx, dest, candidate.uploadId);
-    if (!stored || stored.size === 0) continue;
-    // Part 1, when stored and not the last, shows the part size the upload was cut with.
-    const first = stored.get(1);
-    const partSize = first && first.size >= MIN_PART_SIZE && first.size < plan.objectSize ? first.size : plan.partSize;
-    if (!fitsPlan(stored, planParts(plan.objectSize, partSize))) continue;
-    announce(ctx, dest, candidate.uploadId, stored);
-    const somePart = stored.values().next().value as StoredPart;
-    return { uploadId: candidate.uploadId, stored, checksum: somePart.checksum?.algorithm, partSize };
-  }
   ctx.notify(`no interrupted upload of ${describe(dest)} to resume: starting a new one`);
   return undefined;
+}
+
+/** Aborts an upload s3x will not continue and forgets its record. */
+async function abandon(ctx: TransferContext, dest: ObjectRef, uploadId: string, file: string): Promise<void> {
+  await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
+  await removeUploadRecord(file);
 }
 
 /**
@@ -103,31 +107,6 @@ async function storedParts(ctx: TransferContext, dest: ObjectRef, uploadId: stri
     if (err instanceof RequestError && (err.failure.code === "NoSuchUpload" || err.failure.status === 404)) return undefined;
     throw err;
   }
-}
-
-/** In-progress uploads of exactly this key, newest first. */
-async function uploadsForKey(ctx: TransferContext, dest: ObjectRef): Promise<{ uploadId: string; initiated?: Date }[]> {
-  const found: { uploadId: string; initiated?: Date }[] = [];
-  let marker: { key?: string; uploadId?: string } | undefined = {};
-  while (marker) {
-    const from: { key?: string; uploadId?: string } = marker;
-    const page = await withRetries(`ListMultipartUploads ${describe(dest)}`, ctx.retry, () => {
-      ctx.stats.requests++;
-      return listUploadsPage(ctx.client, dest.bucket, dest.key, from, ctx.signal);
-    }, { signal: ctx.signal });
-    for (const u of page.uploads) if (u.key === dest.key) found.push(u);
-    marker = page.next;
-  }
-  return found.sort((a, b) => (b.initiated?.getTime() ?? 0) - (a.initiated?.getTime() ?? 0));
-}
-
-/** Every stored part sits where this file's plan puts a part of the same size. */
-function fitsPlan(stored: Map<number, StoredPart>, plan: PartPlan): boolean {
-  for (const part of stored.values()) {
-    if (part.partNumber < 1 || part.partNumber > plan.count) return false;
-    if (part.size !== partAt(plan, part.partNumber - 1).length) return false;
-  }
-  return true;
 }
 
 /**

@@ -1,0 +1,152 @@
+import { createHash } from "node:crypto";
+import { describeFailure } from "../s3/errors.js";
+import { listUploadsPage } from "../s3/list.js";
+import {
+  abortMultipartUpload,
+  completeMultipartUpload,
+  createMultipartUpload,
+  headObject,
+  listParts,
+  type ChecksumType,
+  type ChecksumValue,
+  type CompletedPart,
+  type MultipartChecksum,
+  type ObjectAttributes,
+  type ObjectRef,
+} from "../s3/operations.js";
+import type { TransferContext } from "./context.js";
+import { withRetries, type RetryHooks } from "./retry.js";
+
+/**
+ * The two ends of a multipart upload when an answer is lost: a request S3
+ * carried out whose response never arrived is retried, and the retry meets
+ * the first attempt's effect.
+ *  - CreateMultipartUpload retried: the first attempt may have created an
+ *    upload nobody knows the ID of. It is found and aborted.
+ *  - CompleteMultipartUpload retried: the first attempt may have completed
+ *    the upload, so the retry gets NoSuchUpload. The object is then checked
+ *    (HEAD) against the parts sent and accepted if it is theirs.
+ */
+
+function describe(ref: ObjectRef): string {
+  return `s3://${ref.bucket}/${ref.key}`;
+}
+
+/** How far apart the client's elapsed time and the server's Initiated stamps may drift (clock resolution, queueing). */
+const INITIATED_SLACK_MS = 2_000;
+
+/** CreateMultipartUpload with retries; uploads that lost attempts left behind are aborted. */
+export async function createUpload(
+  ctx: TransferContext,
+  dest: ObjectRef,
+  attributes: ObjectAttributes,
+  checksum: MultipartChecksum | undefined,
+  hooks: RetryHooks,
+): Promise<string> {
+  const began = Date.now();
+  let attempts = 0;
+  const uploadId = await withRetries(`CreateMultipartUpload ${describe(dest)}`, ctx.retry, (n) => {
+    attempts = n + 1;
+    ctx.stats.requests++;
+    return createMultipartUpload(ctx.client, dest, attributes, { signal: hooks.signal, checksum });
+  }, hooks);
+  if (attempts > 1) await abortLostCreations(ctx, dest, uploadId, Date.now() - began);
+  return uploadId;
+}
+
+/**
+ * After a retried Create: other uploads of this key that S3 initiated while
+ * this run was creating its own (by the server's clock: within `elapsedMs`
+ * before the kept upload's Initiated) and that hold no part yet are the ones
+ * a lost answer left behind: aborted. S3 shows nothing else that ties an
+ * upload to its creator (no metadata in listings), so another client's upload
+ * of the same key, created in those same seconds and with no part yet, is the
+ * one case this cannot tell apart; a part-holding upload is never touched.
+ */
+async function abortLostCreations(ctx: TransferContext, dest: ObjectRef, kept: string, elapsedMs: number): Promise<void> {
+  const uploads: { uploadId: string; initiated?: Date }[] = [];
+  let marker: { key?: string; uploadId?: string } | undefined = {};
+  while (marker) {
+    const from: { key?: string; uploadId?: string } = marker;
+    const page = await withRetries(`ListMultipartUploads ${describe(dest)}`, ctx.retry, () => {
+      ctx.stats.requests++;
+      return listUploadsPage(ctx.client, dest.bucket, dest.key, from, ctx.signal);
+    }, { signal: ctx.signal });
+    for (const u of page.uploads) if (u.key === dest.key) uploads.push(u);
+    marker = page.next;
+  }
+  const ours = uploads.find((u) => u.uploadId === kept)?.initiated?.getTime();
+  if (ours === undefined) return;
+  for (const u of uploads) {
+    const initiated = u.initiated?.getTime();
+    if (u.uploadId === kept || initiated === undefined) continue;
+    if (initiated < ours - elapsedMs - INITIATED_SLACK_MS || initiated > ours + INITIATED_SLACK_MS) continue;
+    const parts = await listParts(ctx.client, dest, u.uploadId, { signal: ctx.signal }).catch(() => undefined);
+    if (!parts || parts.length > 0) continue;
+    ctx.notify(`aborted upload ${u.uploadId} of ${describe(dest)}: a CreateMultipartUpload whose answer was lost made it`);
+    await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, u.uploadId)).catch(() => undefined);
+  }
+}
+
+/**
+ * The ETag S3 gives an object completed from these parts: the MD5 of the
+ * parts' binary MD5s, "-N". Undefined when a part's ETag is not an MD5
+ * (SSE-KMS, SSE-C, some S3-compatible stores): then it cannot be predicted.
+ */
+export function multipartEtag(parts: readonly CompletedPart[]): string | undefined {
+  const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
+  const hash = createHash("md5");
+  for (const p of sorted) {
+    const hex = p.etag.replace(/"/g, "");
+    if (!/^[0-9a-f]{32}$/i.test(hex)) return undefined;
+    hash.update(Buffer.from(hex, "hex"));
+  }
+  return `${hash.digest("hex")}-${sorted.length}`;
+}
+
+/** The upload was gone when Complete was retried and the object is not (provably) the one these parts make. */
+export class LostCompletionError extends Error {
+  readonly code = "S3X_COMPLETE_UNCONFIRMED";
+}
+
+/**
+ * CompleteMultipartUpload with retries. A retry answered NoSuchUpload means
+ * an earlier attempt may have completed the upload with its answer lost
+ * (many servers, radosgw among them, answer so): the object is accepted if
+ * its ETag is the one these parts make and its size theirs, else this fails
+ * clearly (another writer may have replaced it since).
+ */
+export async function completeUpload(
+  ctx: TransferContext,
+  dest: ObjectRef,
+  uploadId: string,
+  parts: readonly CompletedPart[],
+  size: number,
+  call: { fullObjectChecksum?: ChecksumValue; checksumType?: ChecksumType },
+  hooks: RetryHooks,
+): Promise<void> {
+  const outcome = await withRetries(`CompleteMultipartUpload ${describe(dest)}`, ctx.retry, async (n) => {
+    ctx.stats.requests++;
+    try {
+      await completeMultipartUpload(ctx.client, dest, uploadId, [...parts], { signal: hooks.signal, ...call });
+      return "completed" as const;
+    } catch (err) {
+      if (n > 0 && describeFailure(err).code === "NoSuchUpload") return "gone" as const;
+      throw err;
+    }
+  }, hooks);
+  if (outcome === "gone") await confirmCompleted(ctx, dest, parts, size, hooks);
+}
+
+async function confirmCompleted(ctx: TransferContext, dest: ObjectRef, parts: readonly CompletedPart[], size: number, hooks: RetryHooks): Promise<void> {
+  const expected = multipartEtag(parts);
+  const lost = `CompleteMultipartUpload ${describe(dest)}: the answer to a first attempt was lost and the upload is gone`;
+  if (!expected) throw new LostCompletionError(`${lost}; its parts' ETags are not MD5s, so the object there cannot be checked against them: check it before relying on it`);
+  const info = await withRetries(`HEAD ${describe(dest)}`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return headObject(ctx.client, dest, { signal: hooks.signal });
+  }, hooks).catch(() => undefined);
+  const found = info?.etag.replace(/"/g, "");
+  if (info && found === expected && info.size === size) return;
+  throw new LostCompletionError(`${lost}, and ${info ? `the object there (ETag ${found}) is not the one these parts make (${expected})` : "there is no object"}: another writer may have replaced it`);
+}

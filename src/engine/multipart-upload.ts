@@ -1,0 +1,244 @@
+import {
+  abortMultipartUpload,
+  listParts,
+  uploadPart,
+  type ChecksumAlgorithm,
+  type ChecksumValue,
+  type CompletedPart,
+  type ObjectAttributes,
+  type ObjectRef,
+} from "../s3/operations.js";
+import { childController, queued, retryHooks, type TransferContext } from "./context.js";
+import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
+import { checksumSupport, ChecksumIgnoredError } from "./integrity/checksum-support.js";
+import { isInterruption } from "./resume/interruption.js";
+import { partMatches, type ResumePoint } from "./resume/upload-resume.js";
+import { removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
+import { completeUpload, createUpload } from "./multipart-commit.js";
+import { PartReceipts } from "./part-receipts.js";
+import { withRetries } from "./retry.js";
+import { repeatHedge } from "./hedge.js";
+import { TaskGroup } from "./task-group.js";
+
+function describe(ref: ObjectRef): string {
+  return `s3://${ref.bucket}/${ref.key}`;
+}
+
+/** What a multipart upload gives the object and how it treats failure. */
+export interface MultipartOptions {
+  attributes: ObjectAttributes;
+  /** Leave a failed multipart upload in place (for inspection) instead of aborting it. */
+  keepFailedUpload: boolean;
+  /** Additional checksum sent with every part and (for CRCs) the whole object; undefined: none. */
+  checksum?: ChecksumAlgorithm;
+  /**
+   * The user asked for `checksum` (--checksum-algorithm, $S3X_CHECKSUM_ALGORITHM):
+   * an endpoint that does not check it stops a multipart upload after its
+   * first part. Otherwise (a default) the upload goes on without it.
+   */
+  checksumRequested?: boolean;
+}
+
+/** What the part producer of a multipart upload sees. */
+export interface MultipartSession {
+  readonly signal: AbortSignal;
+  readonly failed: boolean;
+  /**
+   * Queues part `number`: `prepare` fills the buffer (inside the request
+   * slot, so reads overlap network transfers), then it is uploaded with
+   * retries and the buffer goes back to the budget.
+   */
+  send(number: number, offset: number, buffer: Buffer, prepare: () => Promise<void>, length?: number): void;
+}
+
+/** What makes a multipart upload resumable: its local record and, when resuming, the parts S3 holds. */
+export interface Resumable {
+  template: Omit<UploadRecord, "uploadId" | "started">;
+  point?: ResumePoint;
+}
+
+/**
+ * Create → parts (produced by `produce`) → Complete. Each part carries its
+ * checksum in a header; for CRCs the full-object value is combined from the
+ * part digests and sent with Complete, so S3 checks every byte it stored.
+ *
+ * On failure the upload is aborted so no orphaned parts keep costing money —
+ * except when a resumable upload was interrupted (Ctrl-C, network loss) after
+ * storing parts: then it stays, with its local record, for --resume.
+ */
+export async function multipartUpload(
+  ctx: TransferContext,
+  dest: ObjectRef,
+  options: MultipartOptions,
+  produce: (session: MultipartSession) => Promise<void>,
+  resumable?: Resumable,
+): Promise<void> {
+  const { controller, dispose } = childController(ctx.signal);
+  const signal = controller.signal;
+  const hooks = retryHooks(ctx, signal);
+  const point = resumable?.point;
+  // A resumed upload keeps the algorithm it was created with: S3 demands the same one on every part.
+  const algorithm = point ? point.checksum : options.checksum;
+  const checksumType = algorithm ? (isCrc(algorithm) ? "FULL_OBJECT" : "COMPOSITE") : undefined;
+  const uploadId = point?.uploadId ?? (await createUpload(ctx, dest, options.attributes, algorithm && checksumType ? { algorithm, type: checksumType } : undefined, hooks));
+  let recordFile = point?.recordFile;
+  if (resumable && !recordFile) {
+    recordFile = await saveUploadRecord({
+      ...resumable.template,
+      partSize: point?.partSize ?? resumable.template.partSize,
+      checksum: algorithm,
+      uploadId,
+      started: new Date().toISOString(),
+    });
+  }
+  const partNumbers: number[] = [];
+  const partChecksums = new Map<number, ChecksumValue>();
+  const receipts = new PartReceipts();
+  let bytes = 0;
+  // Part digests by offset, combined into the full-object CRC at Complete.
+  const ranges: RangeDigest[] = [];
+  const group = new TaskGroup(controller);
+  const support = checksumSupport(ctx.stats);
+
+  /** The checksum to send with a part: none once the endpoint proved it ignores them (and the user did not insist). */
+  const checksumToSend = async (digestChecksum: ChecksumValue | undefined): Promise<{ checksum?: ChecksumValue; probe: boolean }> => {
+    if (!digestChecksum) return { probe: false };
+    const turn = await support.turn();
+    if (turn === "checked") return { checksum: digestChecksum, probe: false };
+    signal.throwIfAborted();
+    if (turn === "probe") return { checksum: digestChecksum, probe: true };
+    if (options.checksumRequested) throw checksumIgnored(digestChecksum);
+    return { probe: false };
+  };
+
+  const sendPart = async (number: number, offset: number, body: Buffer): Promise<void> => {
+    const digest = algorithm ? await digestOf(algorithm, body) : undefined;
+    if (digest && checksumType === "FULL_OBJECT") ranges.push({ offset, length: body.length, digest });
+    const computed: ChecksumValue | undefined = algorithm && digest ? checksumValue(algorithm, digest) : undefined;
+    const stored = point?.stored.get(number);
+    if (stored && partMatches(stored, body, computed)) {
+      // Already in S3 and verified against the file: reuse it, send nothing.
+      receipts.stored(number, stored.etag);
+      if (computed) partChecksums.set(number, computed);
+      partNumbers.push(number);
+      bytes += body.length;
+      ctx.stats.reusedParts++;
+      ctx.stats.reusedBytes += body.length;
+      return;
+    }
+    const { checksum, probe } = await checksumToSend(computed);
+    let echoed: ChecksumValue | undefined | "no answer" = "no answer";
+    try {
+      await withRetries(`UploadPart ${number} of ${describe(dest)}`, ctx.retry, async () => {
+        ctx.stats.requests++;
+        // Every copy (retry or hedged duplicate) reports its own answer: the last one acknowledged is what S3 keeps.
+        const answered = receipts.sent(number);
+        try {
+          const tag = await uploadPart(ctx.client, dest, uploadId, number, body, { signal, checksum, echoed: (value) => (echoed = value) });
+          answered(tag);
+          ctx.stats.bytesSent += body.length;
+          return tag;
+        } catch (err) {
+          answered();
+          throw err;
+        }
+      }, hooks, repeatHedge<string>(ctx, body.length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
+    } finally {
+      if (probe) support.learn(checksum, echoed);
+    }
+    if (probe && support.status === "ignored") {
+      // The user asked for a checksum the server does not check: stop here, before any other part goes.
+      if (options.checksumRequested && checksum) throw checksumIgnored(checksum);
+      ctx.notify(`the server does not check ${checksum?.algorithm} checksums (x-amz-checksum-*): uploading without them`);
+    }
+    if (checksum) partChecksums.set(number, checksum);
+    partNumbers.push(number);
+    bytes += body.length;
+  };
+
+  const session: MultipartSession = {
+    signal,
+    get failed() {
+      return group.failed;
+    },
+    send(number, offset, buffer, prepare, length = buffer.length) {
+      const body = buffer.subarray(0, length);
+      group.add(
+        queued(ctx, signal, async () => {
+          await prepare();
+          await sendPart(number, offset, body);
+          ctx.progress.addDone(length);
+        }).finally(() => ctx.memory.release(buffer)),
+      );
+    },
+  };
+  try {
+    try {
+      await produce(session);
+    } catch (err) {
+      controller.abort(err);
+      await group.settle();
+      throw group.firstError ?? err;
+    }
+    await group.wait();
+    const completed = await completedParts(ctx, dest, uploadId, partNumbers, receipts, support.status === "ignored" ? new Map() : partChecksums, signal);
+    const checked = algorithm !== undefined && support.status !== "ignored";
+    const full =
+      checked && algorithm && checksumType === "FULL_OBJECT"
+        ? checksumValue(algorithm, await fullObjectDigest(algorithm, ranges, ranges.reduce((sum, r) => sum + r.length, 0)))
+        : undefined;
+    await completeUpload(ctx, dest, uploadId, completed, bytes, { fullObjectChecksum: full, checksumType: checked ? checksumType : undefined }, hooks);
+    if (recordFile) await removeUploadRecord(recordFile);
+  } catch (err) {
+    if (recordFile && partNumbers.length > 0 && isInterruption(err, ctx.signal)) {
+      ctx.notify(
+        `kept the interrupted upload of ${describe(dest)} (upload ID ${uploadId}, ${partNumbers.length} parts stored): ` +
+          `run the same command with --resume to finish it, or s3x rm --uploads ${describe(dest)} to discard it`,
+      );
+    } else if (!options.keepFailedUpload) {
+      await abortQuietly(ctx, dest, uploadId);
+      if (recordFile) await removeUploadRecord(recordFile);
+    }
+    throw err;
+  } finally {
+    dispose();
+  }
+}
+
+function checksumIgnored(sent: ChecksumValue): ChecksumIgnoredError {
+  return new ChecksumIgnoredError(
+    `the server did not confirm the ${sent.algorithm} checksum of the first part (it does not check x-amz-checksum-*); ` +
+      `stopped before sending the rest (run with --checksum-algorithm none to upload without it)`,
+  );
+}
+
+/**
+ * The parts to complete with: each with the ETag S3 acknowledged last
+ * (engine/part-receipts.ts); where a hedged copy went unanswered, the one
+ * ListParts shows S3 kept.
+ */
+async function completedParts(
+  ctx: TransferContext,
+  dest: ObjectRef,
+  uploadId: string,
+  numbers: readonly number[],
+  receipts: PartReceipts,
+  checksums: ReadonlyMap<number, ChecksumValue>,
+  signal: AbortSignal,
+): Promise<CompletedPart[]> {
+  const uncertain = receipts.uncertain();
+  const listed = new Map<number, string>();
+  if (uncertain.length > 0) {
+    const parts = await withRetries(`ListParts ${describe(dest)}`, ctx.retry, () => {
+      ctx.stats.requests++;
+      return listParts(ctx.client, dest, uploadId, { signal });
+    }, { signal });
+    for (const p of parts) if (uncertain.includes(p.partNumber)) listed.set(p.partNumber, p.etag);
+  }
+  return numbers.map((number) => ({ partNumber: number, etag: listed.get(number) ?? receipts.etagOf(number) ?? "", checksum: checksums.get(number) }));
+}
+
+/** Best effort, a few attempts, never masking the original error. */
+export async function abortQuietly(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<void> {
+  await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
+}
