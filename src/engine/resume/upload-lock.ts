@@ -1,6 +1,5 @@
-import { open, readFile, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { mkdir } from "node:fs/promises";
 import type { ObjectRef } from "../../s3/operations.js";
 import { destinationPrefix, uploadsDirectory } from "./upload-journal.js";
 
