@@ -56,7 +56,7 @@ export async function resolveAwsConfig(args: ConfigArgs, env: NodeJS.ProcessEnv 
   const envEndpoint = given(env.AWS_ENDPOINT_URL_S3) ?? given(env.AWS_ENDPOINT_URL);
   const endpointSettled = fromCommandLine.endpoint !== undefined || envIgnore === true || (envIgnore === false && envEndpoint !== undefined);
   const needsFiles = profile !== undefined || (fromCommandLine.region ?? envRegion) === undefined || !endpointSettled;
-  const files = needsFiles ? await loadSharedConfigFiles() : { configFile: {}, credentialsFile: {} };
+  const files = needsFiles ? await loadSharedConfigFiles({ configFilepath: given(env.AWS_CONFIG_FILE), filepath: given(env.AWS_SHARED_CREDENTIALS_FILE) }) : { configFile: {}, credentialsFile: {} };
   const profileName = profile ?? "default";
   const fromConfig: Section | undefined = files.configFile[profileName];
   const fromCredentials: Section | undefined = files.credentialsFile[profileName];
