@@ -58,6 +58,7 @@ function describeError(err: unknown): ReportedError {
   if (isBrokenPipe(err)) return { message: "", exitCode: ExitCode.brokenPipe };
   if (err instanceof UsageError || err instanceof PlanError) return { message: err.message, exitCode: ExitCode.usage };
   if (err instanceof RangeError && /memory budget/.test(err.message)) return { message: err.message, exitCode: ExitCode.usage };
+  if (err instanceof RequestError && isCredentialsError(err.cause)) return describeError(err.cause);
   if (err instanceof RequestError || err instanceof ChecksumMismatchError) return { message: err.message, exitCode: ExitCode.failed };
   // Upload refusals that explain themselves (engine/resume/upload-lock, integrity/checksum-support, multipart-commit).
   if (err instanceof DestinationBusyError || err instanceof ChecksumIgnoredError || err instanceof LostCompletionError) return { message: err.message, exitCode: ExitCode.failed };
@@ -66,9 +67,11 @@ function describeError(err: unknown): ReportedError {
     const path = errno.path ? `${errno.path}: ` : "";
     return { message: `${path}${LOCAL_ERRORS[errno.code]}`, exitCode: ExitCode.failed };
   }
-  if (errno?.name === "CredentialsProviderError") {
+  if (isCredentialsError(errno)) {
+    // aws-cli's words and how to give credentials; the SDK's message for "none anywhere" says neither.
+    const detail = /could not load credentials from any providers/i.test(errno.message) ? "" : ` (${firstLine(errno.message)})`;
     return {
-      message: `no credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, use --profile, or --no-sign-request for public buckets): ${firstLine(errno.message)}`,
+      message: `Unable to locate credentials${detail}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, name a profile that has them (--profile, $AWS_PROFILE), or use --no-sign-request for public buckets`,
       exitCode: ExitCode.failed,
     };
   }
@@ -89,6 +92,10 @@ export function endsTheRun(err: unknown): boolean {
 /** The S3 (or network) error code of a failure, whether retried (RequestError) or not. */
 export function errorCode(err: unknown): string | undefined {
   return err instanceof RequestError ? err.failure.code : describeFailure(err).code;
+}
+
+function isCredentialsError(err: unknown): err is Error {
+  return (err as Error | undefined)?.name === "CredentialsProviderError";
 }
 
 export function isBrokenPipe(err: unknown): boolean {

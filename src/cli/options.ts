@@ -8,6 +8,7 @@ import { parseDnsServers, parsePinnedAddresses } from "../net/resolver.js";
 import { parseSize } from "../plan/parts.js";
 import { UsageError } from "../plan/location.js";
 import type { PayloadSigning, S3Settings } from "../s3/client.js";
+import type { AwsConfig } from "./aws-config.js";
 import type { ChecksumAlgorithm } from "../s3/operations.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
 import { DEFAULT_LIST_RANGES } from "../engine/listing.js";
@@ -19,8 +20,8 @@ const DEFAULT_TARGET_GBPS = 10;
 /** Options every command shares, in aws-cli spelling. */
 export function withCommonOptions<T>(y: Argv<T>) {
   return y
-    .option("endpoint-url", { type: "string", describe: "S3 endpoint URL (default: AWS, or $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL)", group: "Connection:" })
-    .option("region", { type: "string", describe: "AWS region (default: $AWS_REGION or the profile's)", group: "Connection:" })
+    .option("endpoint-url", { type: "string", describe: "S3 endpoint URL (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile's endpoint_url or its [services] section's, else AWS)", group: "Connection:" })
+    .option("region", { type: "string", describe: "AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile's, else us-east-1)", group: "Connection:" })
     .option("profile", { type: "string", describe: "shared config/credentials profile (default: $AWS_PROFILE)", group: "Connection:" })
     .option("sign-request", { type: "boolean", default: true, describe: "sign requests; --no-sign-request for public buckets", group: "Connection:" })
     .option("force-path-style", { type: "boolean", describe: "path-style bucket addressing (automatic with --endpoint-url)", group: "Connection:" })
@@ -68,9 +69,9 @@ export interface CommonArgs {
   debug?: boolean;
 }
 
-export function s3Settings(args: CommonArgs, concurrency: number, debug?: (line: string) => void): S3Settings {
-  const endpointUrl = args["endpoint-url"] ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
-  if (endpointUrl !== undefined && !/^https?:\/\/[^/]+/i.test(endpointUrl)) throw new UsageError(`--endpoint-url "${endpointUrl}" is not an http:// or https:// URL`);
+/** The connection settings of one run, from the options and the resolved aws configuration (cli/aws-config). */
+export function s3Settings(args: CommonArgs, config: AwsConfig, concurrency: number, debug?: (line: string) => void): S3Settings {
+  const endpointUrl = config.endpointUrl;
   positive("connect-timeout", args["connect-timeout"]);
   positive("read-timeout", args["read-timeout"]);
   const net: NetOptions = {
@@ -88,8 +89,10 @@ export function s3Settings(args: CommonArgs, concurrency: number, debug?: (line:
   };
   return {
     endpointUrl,
-    region: args.region,
-    profile: args.profile ?? process.env.AWS_PROFILE,
+    region: config.region,
+    profile: config.profile,
+    // As aws-cli: $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY come first unless --profile names a profile.
+    credentialsFromEnvironment: !config.profileFromFlag && Boolean(process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY),
     noSignRequest: !args["sign-request"],
     forcePathStyle: args["force-path-style"],
     payloadSigning: payloadSigningOf(args),
@@ -275,7 +278,7 @@ export function checksumRequested(args: { "checksum-algorithm"?: string }): bool
  * else CRC32C on AWS S3 (which stores and checks it) and none on other
  * endpoints, many of which reject or ignore x-amz-checksum-* headers.
  */
-export function checksumAlgorithmOf(args: { "checksum-algorithm"?: string; "endpoint-url"?: string }): ChecksumAlgorithm | undefined {
+export function checksumAlgorithmOf(args: { "checksum-algorithm"?: string }, endpoint: string | undefined): ChecksumAlgorithm | undefined {
   const given = args["checksum-algorithm"] ?? process.env.S3X_CHECKSUM_ALGORITHM;
   if (given !== undefined) {
     let parsed: ChecksumAlgorithm | "none";
@@ -286,7 +289,6 @@ export function checksumAlgorithmOf(args: { "checksum-algorithm"?: string; "endp
     }
     return parsed === "none" ? undefined : parsed;
   }
-  const endpoint = args["endpoint-url"] ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
   if (endpoint === undefined) return "CRC32C";
   return /^https?:\/\/([^/]*\.)?amazonaws\.com(:\d+)?(\/|$)/i.test(endpoint) ? "CRC32C" : undefined;
 }

@@ -4,6 +4,7 @@ import { createContext, type TransferContext } from "../engine/context.js";
 import type { RetryPolicy } from "../engine/retry.js";
 import { concurrencyOf, listRangesOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
 import { InterruptError } from "./errors.js";
+import { resolveAwsConfig, type AwsConfig } from "./aws-config.js";
 import { ProgressDisplay, StdoutLines } from "./output.js";
 
 /**
@@ -28,8 +29,15 @@ export class Session {
   private debugTimer: NodeJS.Timeout | undefined;
   /** The endpoint's identity for local resume records ("aws" for AWS S3). */
   readonly endpoint: string;
+  /** The S3 endpoint URL the run talks to; undefined for AWS's own. */
+  readonly endpointUrl: string | undefined;
 
-  constructor(readonly args: CommonArgs, options: { progressAllowed: boolean }) {
+  /** Resolves the aws configuration (profile, region, endpoint: cli/aws-config), then opens the session. */
+  static async open(args: CommonArgs, options: { progressAllowed: boolean }): Promise<Session> {
+    return new Session(args, await resolveAwsConfig(args), options);
+  }
+
+  private constructor(readonly args: CommonArgs, config: AwsConfig, options: { progressAllowed: boolean }) {
     const concurrency = concurrencyOf(args);
     const maxMemory = maxMemoryOf(args);
     const listPageSize = pageSizeOf(args);
@@ -37,7 +45,9 @@ export class Session {
     const retry = retryPolicy(args);
     this.retry = retry;
     const debug = args.debug ? (line: string) => process.stderr.write(`s3x: debug: ${line}\n`) : undefined;
-    const settings = s3Settings(args, concurrency, debug);
+    const settings = s3Settings(args, config, concurrency, debug);
+    debug?.(`region ${config.region} (${config.regionSource}), endpoint ${config.endpointUrl ? `${config.endpointUrl} (${config.endpointSource})` : "AWS"}${config.profile ? `, profile ${config.profile}` : ""}`);
+    this.endpointUrl = settings.endpointUrl;
     this.endpoint = settings.endpointUrl ?? "aws";
     this.connection = connect(settings);
     if (debug) {

@@ -22,6 +22,23 @@ export const ADDRESS_FAILURE_CODES = new Set([
   "UND_ERR_SOCKET",
 ]);
 
+/** Failures before the request reached the server: name lookup, connect, TLS handshake. */
+const CONNECT_FAILURE_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+const TLS_FAILURE_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_)/;
+
+/**
+ * Marks a failure to reach the server with the URL the request was for, so
+ * its message can name the host and port (as aws-cli's "Could not connect
+ * to the endpoint URL"): an address alone does not say which endpoint a
+ * run was configured with. Other failures are left as they are.
+ */
+export function noteEndpointUrl(err: unknown, url: string): void {
+  if (typeof err !== "object" || err === null) return;
+  const coded = err as { code?: unknown; cause?: { code?: unknown }; endpointUrl?: string };
+  const code = typeof coded.code === "string" ? coded.code : typeof coded.cause?.code === "string" ? coded.cause.code : undefined;
+  if (code && (CONNECT_FAILURE_CODES.has(code) || TLS_FAILURE_CODE.test(code))) coded.endpointUrl ??= url;
+}
+
 export function describeCode(code: string): string {
   switch (code) {
     case "ECONNREFUSED":

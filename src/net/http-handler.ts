@@ -7,7 +7,7 @@ import { ResponseBody } from "./response-body.js";
 import { noteSocketBytes } from "./garbage.js";
 import { routingOf, type AttemptRouting } from "./routing.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
-import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
+import { ADDRESS_FAILURE_CODES, abortReason, describeCode, noteEndpointUrl } from "./failures.js";
 import { watchAbort } from "./abort-watch.js";
 import { RAW_METHODS, RawPools, rawRequest, sentInSlices, UPLOAD_SLICE_BYTES, type RawTimeouts } from "./raw-http.js";
 import { answersWithDocument } from "./document-answers.js";
@@ -34,12 +34,21 @@ export class UndiciRequestHandler implements RequestHandler<HttpRequest, HttpRes
   async handle(request: HttpRequest, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
     const protocol = request.protocol || "https:";
     const port = request.port ?? (protocol === "http:" ? 80 : 443);
+    const query = buildQueryString(request.query ?? {});
+    const path = query ? `${request.path}?${query}` : request.path;
+    try {
+      return await this.send(request, protocol, port, path, options);
+    } catch (err) {
+      noteEndpointUrl(err, `${protocol}//${request.hostname}:${port}${path}`);
+      throw err;
+    }
+  }
+
+  private async send(request: HttpRequest, protocol: string, port: number, path: string, options?: HttpHandlerOptions): Promise<{ response: HttpResponse }> {
     const host: HostPools = await this.pools.forOrigin(protocol, request.hostname, port);
     const routing = routingOf(request);
     const address = host.pick(routing?.avoid);
     if (routing) routing.address = address.address;
-    const query = buildQueryString(request.query ?? {});
-    const path = query ? `${request.path}?${query}` : request.path;
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers)) {
       // The SDK asks for "Expect: 100-continue" on large bodies; undici refuses

@@ -24,6 +24,15 @@ export function placeKey(relativeKey: string): KeyPlacement {
   return { ok: true, relativePath: trimmed, directoryMarker };
 }
 
+/**
+ * A "folder" as the AWS console's Create folder makes it: an empty object
+ * whose key ends in "/". aws-cli's cp, mv and sync skip these (only rm sees
+ * them): they hold no data, and as files they would have no name.
+ */
+export function isFolderMarker(object: { key: string; size: number }): boolean {
+  return object.size === 0 && object.key.endsWith("/");
+}
+
 /** A prefix as a "directory": empty, or ending with "/". */
 export function asDirectoryPrefix(prefix: string): string {
   return prefix === "" || prefix.endsWith("/") ? prefix : prefix + "/";

@@ -1,5 +1,6 @@
 import { S3Client, type S3ClientConfig } from "./sdk.js";
 import { NoAuthSigner } from "@smithy/core";
+import { fromEnv } from "@aws-sdk/credential-provider-env";
 import { UndiciRequestHandler } from "../net/http-handler.js";
 import { carrySignals, signalAwareHandler } from "./send.js";
 import { requestStoredChecksums } from "./checksum-mode.js";
@@ -10,9 +11,14 @@ import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js
 
 /** How to reach S3: the aws-cli style connection settings. */
 export interface S3Settings {
+  /** Signing region, resolved as aws-cli does (cli/aws-config); us-east-1 when not given. The SDK's own lookup is not used. */
   region?: string;
+  /** Custom endpoint, already resolved; undefined for AWS. The SDK's own endpoint lookup is turned off. */
   endpointUrl?: string;
+  /** Named profile for the SDK's credential chain. */
   profile?: string;
+  /** Credentials from $AWS_ACCESS_KEY_ID / $AWS_SECRET_ACCESS_KEY (/ $AWS_SESSION_TOKEN) alone. */
+  credentialsFromEnvironment?: boolean;
   noSignRequest: boolean;
   /** Path-style addressing; automatic (true) for custom endpoints unless set. */
   forcePathStyle?: boolean;
@@ -46,11 +52,16 @@ export function connect(settings: S3Settings): S3Connection {
     responseChecksumValidation: "WHEN_REQUIRED",
     forcePathStyle: settings.forcePathStyle ?? settings.endpointUrl !== undefined,
   };
+  config.region = settings.region ?? "us-east-1";
+  // The endpoint was resolved as aws-cli does (the SDK's lookup knows no --profile).
+  config.ignoreConfiguredEndpointUrls = true;
   if (settings.endpointUrl) config.endpoint = settings.endpointUrl;
   if (settings.profile) config.profile = settings.profile;
-  const region = settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
-  if (region) config.region = region;
-  else if (settings.endpointUrl) config.region = "us-east-1"; // S3-compatible servers rarely care
+  // The SDK's chain skips $AWS_ACCESS_KEY_ID whenever $AWS_PROFILE is set; aws-cli uses it then too.
+  if (settings.credentialsFromEnvironment) config.credentials = fromEnv();
+  // The chain would print a multi-line console warning when --profile and $AWS_ACCESS_KEY_ID are both set
+  // (aws-cli uses the profile then, silently): its warnings go to a silent logger instead.
+  config.logger = SILENT_LOGGER;
   if (settings.noSignRequest) {
     config.httpAuthSchemes = [{ schemeId: "smithy.api#noAuth", identityProvider: () => async () => ({}), signer: new NoAuthSigner() }];
     config.httpAuthSchemeProvider = () => [{ schemeId: "smithy.api#noAuth" }];
@@ -75,6 +86,9 @@ export function connect(settings: S3Settings): S3Connection {
     },
   };
 }
+
+/** Discards the SDK's log lines (its logger middleware is removed too: trimPerRequestWork). */
+const SILENT_LOGGER = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 /** Sent as User-Agent and x-amz-user-agent on every request; built once. */
 const USER_AGENT = `s3x aws-sdk-js lang/js md/nodejs#${process.versions.node} os/${process.platform}`;

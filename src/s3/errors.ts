@@ -21,6 +21,8 @@ interface SdkErrorShape {
   Code?: string;
   message?: string;
   address?: string;
+  /** The URL a request that never reached the server was for (net/failures noteEndpointUrl). */
+  endpointUrl?: string;
   cause?: unknown;
   $metadata?: { httpStatusCode?: number };
   $response?: { statusCode?: number };
@@ -79,6 +81,7 @@ const EXPLANATIONS: Record<string, string> = {
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNTRUSTED_CA,
   CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
   ERR_TLS_CERT_ALTNAME_INVALID: "the server's TLS certificate does not name the endpoint's host",
+  ERR_SSL_WRONG_VERSION_NUMBER: "the server did not answer in TLS (does the endpoint take http://?)",
 };
 
 const STATUS_CODES: Record<number, string> = { 403: "AccessDenied", 404: "NotFound", 412: "PreconditionFailed", 416: "InvalidRange", 503: "SlowDown" };
@@ -94,6 +97,8 @@ export function describeFailure(err: unknown): RequestFailure {
   const network = status === undefined && code !== undefined && NETWORK_CODES.has(code);
   const explanation = (code && EXPLANATIONS[code]) || cleanMessage(e.message) || code || String(err);
   const parts = [code && code !== explanation ? `${code}: ${explanation}` : explanation];
+  // aws-cli's words, which name the host and port the run was configured with.
+  if (e.endpointUrl) parts[0] += `: could not connect to the endpoint URL "${e.endpointUrl}"`;
   if (status !== undefined) parts.push(`(HTTP ${status})`);
   return { status, code, network, message: parts.join(" "), address: e.address };
 }

@@ -39,7 +39,7 @@ function bucketOf(command: string, arg: string): string {
 /** `s3x mb s3://bucket`: creates a bucket, as `aws s3 mb`. */
 export async function runMb(args: MbArgs): Promise<number> {
   const bucket = bucketOf("mb", args.bucket);
-  const session = new Session(args, { progressAllowed: false });
+  const session = await Session.open(args, { progressAllowed: false });
   const ctx = session.context;
   try {
     await withRetries(`CreateBucket s3://${bucket}`, ctx.retry, () => createBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal }).catch((err: unknown) => {
@@ -62,7 +62,7 @@ export async function runMb(args: MbArgs): Promise<number> {
  */
 export async function runRb(args: RbArgs): Promise<number> {
   const bucket = bucketOf("rb", args.bucket);
-  const session = new Session(args, { progressAllowed: false });
+  const session = await Session.open(args, { progressAllowed: false });
   const ctx = session.context;
   try {
     if (args.force) {

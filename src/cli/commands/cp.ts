@@ -75,7 +75,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly stri
   validatePair(source, dest);
   if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize); // S3's part limits, before any work
 
-  const session = new Session(args, { progressAllowed: true });
+  const session = await Session.open(args, { progressAllowed: true });
   const started = Date.now();
   let result: CpResult;
   try {
@@ -122,7 +122,7 @@ export async function runMany(mode: "cp" | "sync", source: Location, dest: Locat
   checkThreshold(args);
   if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize);
   if (source.kind === "stream" || dest.kind === "stream") throw new UsageError(`${mode} cannot use - (stdin/stdout) with many objects`);
-  const session = new Session(args, { progressAllowed: true });
+  const session = await Session.open(args, { progressAllowed: true });
   try {
     return await runTransferSet(mode, session, source, dest, args, argv);
   } finally {
@@ -162,7 +162,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
     partSize,
     attributes: await objectAttributes(args, contentTypeFrom),
     keepFailedUpload: args["keep-failed-uploads"],
-    checksum: checksumAlgorithmOf(args),
+    checksum: checksumAlgorithmOf(args, session.endpointUrl),
     checksumRequested: checksumRequested(args),
   });
   const downloadOptions = { resume: args.resume, verifyEtag: args["verify-etag"] };

@@ -38,11 +38,12 @@ function stamp(date: Date | undefined): string {
  * listing of millions of keys starts at once and holds one page in memory.
  */
 export async function runLs(args: LsArgs): Promise<number> {
-  const session = new Session(args, { progressAllowed: false });
+  const session = await Session.open(args, { progressAllowed: false });
   const ctx = session.context;
   const out = (line: string): Promise<void> => session.stdout.write(line + "\n");
   try {
-    if (!args.path) {
+    // `s3://` alone names no bucket: aws-cli lists the buckets for it, as for no argument.
+    if (!args.path || /^s3:\/\/\/?$/i.test(args.path)) {
       for (const bucket of await withRetries("ListBuckets", ctx.retry, () => listBuckets(ctx.client), { signal: ctx.signal })) {
         await out(args.json ? JSON.stringify({ bucket: bucket.name, created: bucket.created?.toISOString() }) : `${stamp(bucket.created)} ${bucket.name}`);
       }
@@ -57,6 +58,7 @@ export async function runLs(args: LsArgs): Promise<number> {
       return 0;
     }
     let count = 0;
+    let prefixes = 0;
     let total = 0;
     const size = (n: number): string => (args["human-readable"] ? formatSize(n) : String(n)).padStart(10);
     const pages = listObjectPages(ctx, loc.bucket, loc.key, args.recursive ? undefined : "/");
@@ -64,6 +66,7 @@ export async function runLs(args: LsArgs): Promise<number> {
     for await (const page of pages) {
       const lines: string[] = [];
       for (const prefix of page.prefixes) {
+        prefixes++;
         lines.push(args.json ? JSON.stringify({ prefix: `s3://${loc.bucket}/${prefix}` }) : `${"PRE".padStart(30)} ${prefix.slice(base.length)}`);
       }
       for (const obj of page.objects) {
@@ -81,7 +84,8 @@ export async function runLs(args: LsArgs): Promise<number> {
       if (args.json) await out(JSON.stringify({ totalObjects: count, totalSize: total }));
       else await out(`\nTotal Objects: ${count}\n   Total Size: ${args["human-readable"] ? formatSize(total) : total}`);
     }
-    return 0;
+    // As aws-cli: a prefix with nothing under it is an error (exit 1, nothing printed); an empty bucket is not.
+    return loc.key !== "" && count === 0 && prefixes === 0 ? 1 : 0;
   } finally {
     await session.close();
   }

@@ -37,7 +37,7 @@ export function rmBuilder(y: Argv) {
 export async function runRm(args: RmArgs, argv: readonly string[]): Promise<number> {
   const loc = parseLocation(args.path);
   if (loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
-  const session = new Session(args, { progressAllowed: false });
+  const session = await Session.open(args, { progressAllowed: false });
   const ctx = session.context;
   const deletions = new DeletionReport(session, args);
   const report = deletions.add;

@@ -2,7 +2,7 @@ import { mkdir, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { Argv } from "yargs";
 import { compileFilters, filtersFromArgv, isIncluded, type FilterSet } from "../../plan/filters.js";
-import { asDirectoryPrefix, placeKey } from "../../plan/keys.js";
+import { asDirectoryPrefix, isFolderMarker, placeKey } from "../../plan/keys.js";
 import { formatLocation, UsageError, type Location } from "../../plan/location.js";
 import { downloadPartSize, formatSize, parseSize } from "../../plan/parts.js";
 import { needsCopy, type EntryState } from "../../plan/sync.js";
@@ -63,7 +63,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   const rules = { sizeOnly: args["size-only"] === true, exactTimestamps: args["exact-timestamps"] === true };
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const multipartThreshold = parseSize(args["multipart-threshold"]);
-  const checksum = checksumAlgorithmOf(args);
+  const checksum = checksumAlgorithmOf(args, session.endpointUrl);
   const downloadOptions = { resume: args.resume, verifyEtag: args["verify-etag"] };
   // cp --resume skips what an earlier run finished, by sync's rules; the unfinished object resumes.
   const skipFinished = sync || args.resume;
@@ -128,6 +128,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const blockingWrites = new BlockingWrites();
     const localStats = new PathStats(nothingInFlight);
     for await (const obj of listing(session, source.bucket, prefix)) {
+      if (isFolderMarker(obj)) continue;
       const relativeKey = obj.key.slice(prefix.length);
       const placement = placeKey(relativeKey);
       const src = `s3://${source.bucket}/${obj.key}`;
@@ -142,7 +143,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
         continue;
       }
       if (placement.directoryMarker) {
-        if (!args.dryrun) await mkdir(target, { recursive: true }).catch((error: unknown) => batch.record({ action: "mkdir", source: src, destination: target, size: 0, status: "failed", error }));
+        // Not a folder marker (those are empty and skipped above): bytes under a name no file can have.
+        batch.record({ action: "download", source: src, destination: target, size: obj.size, status: "failed", error: new Error(`refused key "${obj.key}": it ends in "/", as a folder does, but holds ${obj.size} bytes`) });
         continue;
       }
       seen.add(placement.relativePath);
@@ -184,6 +186,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     let sourceObjects: AsyncIterable<ListedObject> | ListedObject[] = listing(session, source.bucket, srcPrefix);
     if (sync) [remote, sourceObjects] = await Promise.all([listAll(session, dest.bucket, destPrefix), collect(sourceObjects)]);
     for await (const obj of sourceObjects) {
+      // As aws-cli, folder markers are not copied (the destination side's listing never counts them either).
+      if (isFolderMarker(obj)) continue;
       const relativeKey = obj.key.slice(srcPrefix.length);
       if (!isIncluded(filters, relativeKey)) continue;
       seen.add(relativeKey);
