@@ -95,7 +95,7 @@ describe("net/stragglers", () => {
 
   it("does not count event-loop lag as a stall: a blocked process is not a silent address", () => {
     // A clock the test drives: wall time and event-loop lag move only when told.
-    const clock = { wall: 1_000_000, lagMs: 0, observedNow: () => clock.wall - clock.lagMs, update: () => undefined };
+    const clock = { wall: 1_000_000, lagMs: 0, observedNow: () => clock.wall - clock.lagMs, wallNow: () => clock.wall, update: () => undefined };
     const lagWatch = new StragglerWatch(host, { ...DEFAULT_STRAGGLER_OPTIONS, stallMs: 1_000, checkEveryMs: 60_000 }, clock);
     try {
       const a = lagWatch.track(host.addresses[1], 64 * MiB, () => undefined)!;
