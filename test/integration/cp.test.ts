@@ -390,6 +390,9 @@ describe("s3x cp (integration, real radosgw)", function () {
               const upload = await pollUntil(async () => (await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: "interrupted-up" }))).Uploads?.[0]);
               const parts = await s3.client.send(new ListPartsCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }));
               partsAtInterrupt = parts.Parts?.length ?? 0;
+              // The clean-up (AbortMultipartUpload) must get through: let it, at a pace no 5 MiB part can finish at.
+              proxy.setRate(64 * 1024);
+              proxy.release();
               child.kill("SIGINT");
             })();
           },
@@ -425,6 +428,9 @@ describe("s3x cp (integration, real radosgw)", function () {
                 const parts = await s3.client.send(new ListPartsCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }));
                 return (parts.Parts?.length ?? 0) > 0 || undefined;
               });
+              // What s3x asks on its way out must get through; no more parts meanwhile.
+              proxy.setRate(64 * 1024);
+              proxy.release();
               child.kill("SIGINT");
             })();
           },
@@ -461,6 +467,8 @@ describe("s3x cp (integration, real radosgw)", function () {
               // Interrupt once a range is on disk (the journal has more than its header line).
               const journal = join(out, ".f.bin.s3x-part.journal");
               await pollUntil(async () => (await readFile(journal, "utf8").catch(() => "")).split("\n").length >= 3 || undefined);
+              proxy.setRate(64 * 1024);
+              proxy.release();
               child.kill("SIGINT");
             })();
           },
@@ -538,8 +546,9 @@ describe("s3x cp (integration, real radosgw)", function () {
         const res = await runS3x(["cp", `s3://${bucket}/resets.bin`, "-", "--endpoint-url", proxy.endpoint, "--max-attempts", "3"], { env: s3.env });
         assert.equal(res.code, 1);
         assert.match(res.stderr, /GET s3:\/\/.*resets\.bin bytes=0-8388607: .*(ECONNRESET|UND_ERR_SOCKET|other side closed).* after 3 attempts\n$/);
-        // Bounded by attempts, not by time: one connection per attempt, none after the last.
-        assert.equal(proxy.connections, 3);
+        // Bounded by attempts, not by time: a connection per attempt (and the first
+        // contact's), not an endless series of them.
+        assert.ok(proxy.connections >= 3 && proxy.connections <= 4, `${proxy.connections} connections`);
       } finally {
         await proxy.close();
       }
