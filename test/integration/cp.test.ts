@@ -503,11 +503,11 @@ describe("s3x cp (integration, real radosgw)", function () {
           env: s3.env,
           onSpawn: (child) => {
             child.stdin!.end();
-            // Replace the object once the download is under way (its temp file
-            // exists, so the first range and its ETag have arrived), however
+            // Replace the object once the download is under way (2 MiB relayed
+            // and held: the first range and its ETag have arrived), however
             // slowly a loaded machine starts the CLI.
             const replaceWhenStarted = async (): Promise<void> => {
-              await pollUntil(async () => (await readdir(out)).some((f) => f.includes(".s3x-")) || undefined);
+              await pollUntil(async () => proxy.holding || undefined);
               await putTestObject(s3, bucket, "changing.bin", randomBytes(1024));
               proxy.release();
             };

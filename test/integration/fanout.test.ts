@@ -236,11 +236,14 @@ describe("front-end fan-out (network lab: namespace, tc, nft, DNS, radosgw)", fu
         );
         // Bytes count once: the transfer reports the object's size, whatever was duplicated.
         assert.equal(s.bytes, 64 * MiB);
-        assert.ok(total(s, "hedgesWon") >= 1, `${direction}: a duplicate won: ${JSON.stringify(s.addresses)}`);
+        // The slow address held parts and a duplicate elsewhere finished them, or it was passed over altogether.
+        const onSlowBytes = direction === "upload" ? onSlow.bytesOut : onSlow.bytesIn;
+        assert.ok(total(s, "hedgesWon") >= 1 || onSlowBytes === 0, `${direction}: a duplicate won: ${JSON.stringify(s.addresses)}`);
         assert.equal(onSlow.hedgesWon, 0, `${direction}: duplicates go elsewhere`);
         // Not bounded by the slow address: whatever it held was finished elsewhere
         // (how much time that saves is for benchmarks, not a test on shared cores).
       }
+      assert.ok(total(up, "hedgesWon") + total(down, "hedgesWon") >= 1, "hedging was exercised in one direction at least");
     } finally {
       await lab.setRate(slow, MB_PER_ADDRESS);
     }

@@ -30,6 +30,8 @@ export interface ThrottleProxy {
   holdAfter(bytes: number): void;
   /** Relays what was held, and everything from now on. */
   release(): void;
+  /** Whether holdAfter's bytes have all been relayed (the transfer is held now). */
+  readonly holding: boolean;
   resets: number;
   /** Connections accepted so far. */
   connections: number;
@@ -135,6 +137,9 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
     },
     get connections() {
       return state.connections;
+    },
+    get holding() {
+      return holdBudget !== undefined && holdBudget <= 0;
     },
     close: async () => {
       for (const s of sockets) s.destroy();
