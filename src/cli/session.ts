@@ -1,4 +1,4 @@
-import { setMaxListeners } from "node:events";
+import { defaultMaxListeners, setMaxListeners } from "node:events";
 import { connect, type S3Connection } from "../s3/client.js";
 import { createContext, type TransferContext } from "../engine/context.js";
 import type { RetryPolicy } from "../engine/retry.js";
@@ -6,6 +6,9 @@ import { concurrencyOf, listRangesOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Se
 import { InterruptError } from "./errors.js";
 import { resolveAwsConfig, type AwsConfig } from "./aws-config.js";
 import { ProgressDisplay, StdoutLines } from "./output.js";
+
+/** Abort listeners on the command's signal per connection allowed before Node warns of a leak. */
+const LISTENERS_PER_CONNECTION = 8;
 
 /**
  * What one command run holds: the S3 connection, the shared transfer
@@ -62,7 +65,10 @@ export class Session {
         if (!args.quiet) process.stderr.write(`s3x: ${message}\n`);
       },
     });
-    setMaxListeners(0, this.controller.signal);
+    // Each request in flight, each object it belongs to and each part waiting
+    // for memory listens on the command's signal, and stops when done: a few
+    // per connection is normal. A finite bound keeps Node's warning for a leak.
+    setMaxListeners(Math.max(defaultMaxListeners, LISTENERS_PER_CONNECTION * concurrency), this.controller.signal);
     process.on("SIGINT", this.onSignal);
     process.on("SIGTERM", this.onSignal);
   }

@@ -1,4 +1,4 @@
-import { setMaxListeners } from "node:events";
+import { getMaxListeners, setMaxListeners } from "node:events";
 import type { S3Client } from "@aws-sdk/client-s3";
 import PQueue from "p-queue";
 import { MemoryBudget } from "./memory.js";
@@ -86,8 +86,9 @@ export function createContext(options: ContextOptions): TransferContext {
 /** An abort controller that also fires when its parent signal does. */
 export function childController(parent: AbortSignal): { controller: AbortController; dispose: () => void } {
   const controller = new AbortController();
-  // Every in-flight request listens on its transfer's signal: dozens is normal, not a leak.
-  setMaxListeners(0, controller.signal);
+  // Every in-flight request listens on its transfer's signal: as many as the
+  // command allows (see cli/session.ts), and no more, so a leak still warns.
+  setMaxListeners(getMaxListeners(parent), controller.signal);
   const forward = (): void => controller.abort(parent.reason);
   if (parent.aborted) forward();
   else parent.addEventListener("abort", forward, { once: true });

@@ -14,11 +14,21 @@ const MIN_CACHED_BUFFER = 1024 * 1024;
  */
 const MIN_BLOCK = 4096;
 
+interface Waiter {
+  size: number;
+  resolve: (buf: Buffer) => void;
+  reject: (err: Error) => void;
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}
+
 export class MemoryBudget {
   private inUse = 0;
   private readonly free = new Map<number, Buffer[]>();
   private freeBytes = 0;
-  private readonly waiters: { size: number; resolve: (buf: Buffer) => void; reject: (err: Error) => void }[] = [];
+  private readonly waiters: Waiter[] = [];
   private peak = 0;
 
   constructor(readonly limit: number) {}
@@ -43,21 +53,27 @@ export class MemoryBudget {
       return Promise.reject(new RangeError(`a part of ${size} bytes does not fit in the memory budget of ${this.limit} bytes (raise --max-memory)`));
     }
     if (this.waiters.length === 0 && this.fits(size)) return Promise.resolve(this.take(size));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<Buffer>((resolve, reject) => {
-      const waiter = { size, resolve, reject };
-      this.waiters.push(waiter);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          const i = this.waiters.indexOf(waiter);
-          if (i >= 0) {
-            this.waiters.splice(i, 1);
-            reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-            this.serveWaiters();
-          }
+      // The listener goes as soon as the waiter is served: a command's signal
+      // outlives thousands of waiters, and each left behind would pin its closure.
+      const onAbort = (): void => {
+        const i = this.waiters.indexOf(waiter);
+        if (i < 0) return;
+        this.waiters.splice(i, 1);
+        reject(abortReason(signal!));
+        this.serveWaiters();
+      };
+      const waiter: Waiter = {
+        size,
+        resolve: (buf) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(buf);
         },
-        { once: true },
-      );
+        reject,
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 

@@ -22,6 +22,8 @@ export interface LagSource {
   readonly lagMs: number;
   /** Wall time minus accumulated lag, in ms. */
   observedNow(): number;
+  /** Wall time in ms (Date.now here; a test's clock drives both). */
+  wallNow(): number;
   /** Takes in the lag measured since the last call. */
   update(): void;
 }
@@ -37,6 +39,10 @@ export class EventLoopLagClock implements LagSource {
 
   observedNow(now = Date.now()): number {
     return now - this.lagMs;
+  }
+
+  wallNow(): number {
+    return Date.now();
   }
 
   update(): void {

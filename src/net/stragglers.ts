@@ -75,7 +75,7 @@ export class TrackedRequest {
   lastProgressAt: number;
   cancelled = false;
   /** Wall time at the start, for the rate of a finished request. */
-  readonly startedWallAt = Date.now();
+  readonly startedWallAt: number;
   /**
    * (wall time, bytes) at each check, for the recent rate: an upload's first
    * megabytes vanish into kernel buffers at once. Rates use wall time: lag
@@ -95,6 +95,7 @@ export class TrackedRequest {
     private readonly watch?: StragglerWatch,
   ) {
     this.lastProgressAt = startedAt;
+    this.startedWallAt = clock.wallNow();
   }
 
   /** Whether a duplicate on another address would likely finish first (see StragglerWatch.hedgeWorthy). */
@@ -177,7 +178,7 @@ export class StragglerWatch {
     if (!request || !this.active.delete(request)) return;
     if (succeeded && request.firstByteAt !== undefined) {
       remember(this.firstByteLatencies, request.firstByteAt - request.startedAt);
-      remember(this.finishedRates, request.bytes / Math.max(1, Date.now() - request.startedWallAt));
+      remember(this.finishedRates, request.bytes / Math.max(1, this.clock.wallNow() - request.startedWallAt));
       this.lastFinishAt = this.clock.observedNow();
     }
     if (this.active.size === 0) this.stopTimer();
@@ -207,7 +208,7 @@ export class StragglerWatch {
     const o = this.options;
     // Silences in observed time, rates in wall time (tests pass one simulated time for both).
     const now = at ?? this.clock.observedNow();
-    const wall = at ?? Date.now();
+    const wall = at ?? this.clock.wallNow();
     const requests = [...this.active].filter((r) => !r.cancelled);
     for (const r of requests) r.sample(wall, o.minAgeMs);
     const firstByteLimit = this.firstByteLimit();
@@ -266,7 +267,7 @@ export class StragglerWatch {
     const o = this.options;
     if (request.cancelled || !this.host.hasAlternative(request.address)) return false;
     const now = at ?? this.clock.observedNow();
-    const wall = at ?? Date.now();
+    const wall = at ?? this.clock.wallNow();
     const yardstick = [...this.finishedRates.slice(-16), ...[...this.active].flatMap((r) => (r === request ? [] : (r.recentRate(wall, o.minAgeMs) ?? [])))];
     if (yardstick.length < o.minSamples) return false;
     const median = percentile(yardstick, 0.5);
@@ -310,6 +311,7 @@ export class StragglerWatch {
    * for a while.
    */
   private addressIsSlow(address: AddressPool): boolean {
+    // The addresses' rate meters count in real wall time (net/pools.ts), whatever the watch's clock.
     const now = Date.now();
     const others = this.host.addresses.filter((a) => a !== address && !a.retired && !a.isBad(now)).map((a) => a.currentRate(now));
     if (others.length === 0) return false;

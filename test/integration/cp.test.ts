@@ -249,8 +249,9 @@ describe("s3x cp (integration, real radosgw)", function () {
     // No perl on PATH: the same bytes through the 64 KiB pipe (node itself found by its full path).
     const bare = await runPipeline(`PATH=/nonexistent "${process.execPath}" "${S3X_BIN}" cp "s3://${bucket}/pipe.bin" - --endpoint-url ${s3.endpoint} --quiet | sha256sum`, s3.env);
     assert.equal(bare.out.split(" ")[0], sha256(data), bare.err);
-    // stdin: the writer, once it has written everything, sees its pipe widened too.
-    const writer = `perl -e 'open(my $f, "<", $ARGV[0]) or die; binmode $f; binmode STDOUT; local $/; print STDOUT <$f>; sleep 1; print STDERR "pipe ", fcntl(STDOUT, 1032, 0), "\\n"'`;
+    // stdin: the writer, once it has written everything, sees its pipe widened too (s3x's perl
+    // child runs beside the upload: the writer waits up to 60 s for it, then reports what it sees).
+    const writer = `perl -e 'open(my $f, "<", $ARGV[0]) or die; binmode $f; binmode STDOUT; local $/; print STDOUT <$f>; for (1..600) { last if fcntl(STDOUT, 1032, 0) == 1048576; select(undef, undef, undef, 0.1) } print STDERR "pipe ", fcntl(STDOUT, 1032, 0), "\\n"'`;
     const source = join(dir, "pipe-up.bin");
     await writeFile(source, data);
     const up = await runPipeline(`${writer} "${source}" | node "${S3X_BIN}" cp - "s3://${bucket}/pipe-up.bin" --endpoint-url ${s3.endpoint} --quiet`, s3.env);
@@ -377,15 +378,26 @@ describe("s3x cp (integration, real radosgw)", function () {
       try {
         const src = join(dir, "int-up.bin");
         await randomFile(src, 60 * MiB);
-        // So slow that no 5 MiB part completes before the interrupt.
-        proxy.setRate(256 * 1024);
+        // No 5 MiB part can complete: the proxy holds everything after 2 MiB.
+        proxy.holdAfter(2 * MiB);
+        let partsAtInterrupt = -1;
         const res = await runS3x(["cp", src, `s3://${bucket}/interrupted-up`, "--endpoint-url", proxy.endpoint, "--part-size", "5MiB", "--concurrency", "2"], {
           env: { ...s3.env, S3X_STATE_DIR: join(dir, "state-int-up") },
           onSpawn: (child) => {
             child.stdin!.end();
-            setTimeout(() => child.kill("SIGINT"), 1500);
+            void (async () => {
+              // Interrupt once the multipart upload exists (however slowly a loaded machine starts the CLI).
+              const upload = await pollUntil(async () => (await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: "interrupted-up" }))).Uploads?.[0]);
+              const parts = await s3.client.send(new ListPartsCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }));
+              partsAtInterrupt = parts.Parts?.length ?? 0;
+              // The clean-up (AbortMultipartUpload) must get through: let it, at a pace no 5 MiB part can finish at.
+              proxy.setRate(64 * 1024);
+              proxy.release();
+              child.kill("SIGINT");
+            })();
           },
         });
+        assert.equal(partsAtInterrupt, 0, "interrupted with the upload open and no part stored");
         assert.equal(res.code, 130, res.stderr);
         assert.match(res.stderr, /interrupted by SIGINT/);
         assert.equal(await openUploads(s3, bucket), 0, "multipart upload aborted");
@@ -402,20 +414,23 @@ describe("s3x cp (integration, real radosgw)", function () {
         const src = join(dir, "int-keep.bin");
         const hash = await randomFile(src, 60 * MiB);
         const args = ["cp", src, `s3://${bucket}/interrupted-keep`, "--endpoint-url", proxy.endpoint, "--part-size", "5MiB", "--concurrency", "2"];
+        // The upload cannot finish before the interrupt: the proxy holds it half-way.
+        proxy.holdAfter(30 * MiB);
         const res = await runS3x(args, {
           env,
           onSpawn: (child) => {
             child.stdin!.end();
             void (async () => {
               // Interrupt once the server holds a part.
-              for (;;) {
-                await new Promise((r) => setTimeout(r, 100));
-                const uploads = await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: "interrupted-keep" }));
-                const upload = uploads.Uploads?.[0];
-                if (!upload) continue;
+              await pollUntil(async () => {
+                const upload = (await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: "interrupted-keep" }))).Uploads?.[0];
+                if (!upload) return undefined;
                 const parts = await s3.client.send(new ListPartsCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }));
-                if ((parts.Parts?.length ?? 0) > 0) break;
-              }
+                return (parts.Parts?.length ?? 0) > 0 || undefined;
+              });
+              // What s3x asks on its way out must get through; no more parts meanwhile.
+              proxy.setRate(64 * 1024);
+              proxy.release();
               child.kill("SIGINT");
             })();
           },
@@ -424,6 +439,7 @@ describe("s3x cp (integration, real radosgw)", function () {
         assert.match(res.stderr, /kept the interrupted upload of s3:\/\/\S+\/interrupted-keep \(upload ID \S+, \d+ parts stored\): run the same command with --resume to finish it/);
         assert.equal(await objectExists(s3, bucket, "interrupted-keep"), false);
         proxy.setRate(0);
+        proxy.release();
         const resumed = await runS3x([...args, "--resume"], { env });
         assert.equal(resumed.code, 0, resumed.stderr);
         assert.equal(await objectHash(s3, bucket, "interrupted-keep"), hash);
@@ -441,6 +457,8 @@ describe("s3x cp (integration, real radosgw)", function () {
         const out = join(dir, "int-down");
         await mkdir(out);
         const args = ["cp", `s3://${bucket}/int-down.bin`, join(out, "f.bin"), "--endpoint-url", proxy.endpoint, "--concurrency", "2", "--part-size", "1MiB"];
+        // The download cannot finish before the interrupt: the proxy holds it half-way.
+        proxy.holdAfter(20 * MiB);
         const res = await runS3x(args, {
           env: s3.env,
           onSpawn: (child) => {
@@ -448,7 +466,9 @@ describe("s3x cp (integration, real radosgw)", function () {
             void (async () => {
               // Interrupt once a range is on disk (the journal has more than its header line).
               const journal = join(out, ".f.bin.s3x-part.journal");
-              while ((await readFile(journal, "utf8").catch(() => "")).split("\n").length < 3) await new Promise((r) => setTimeout(r, 50));
+              await pollUntil(async () => (await readFile(journal, "utf8").catch(() => "")).split("\n").length >= 3 || undefined);
+              proxy.setRate(64 * 1024);
+              proxy.release();
               child.kill("SIGINT");
             })();
           },
@@ -461,6 +481,7 @@ describe("s3x cp (integration, real radosgw)", function () {
         assert.match(kept[0]!, /^\.f\.bin\.[0-9a-f]{8}\.s3x-part$/);
         assert.equal(kept[1], ".f.bin.s3x-part.journal");
         proxy.setRate(0);
+        proxy.release();
         const resumed = await runS3x([...args, "--resume"], { env: s3.env });
         assert.equal(resumed.code, 0, resumed.stderr);
         assert.equal(await fileHash(join(out, "f.bin")), sha256(data));
@@ -472,8 +493,9 @@ describe("s3x cp (integration, real radosgw)", function () {
 
     it("an object replaced mid-download fails clearly (If-Match) and leaves nothing", async () => {
       await putTestObject(s3, bucket, "changing.bin", randomBytes(16 * MiB));
-      // ~8 s at 2 MB/s: replaced after 1 s, the next range's If-Match must fail.
+      // The proxy holds the download after 2 MiB until the object is replaced: the next range's If-Match must fail.
       const proxy = await startThrottleProxy(s3.host, s3.port, 2 * MiB);
+      proxy.holdAfter(2 * MiB);
       try {
         const out = join(dir, "changing");
         await mkdir(out);
@@ -481,12 +503,13 @@ describe("s3x cp (integration, real radosgw)", function () {
           env: s3.env,
           onSpawn: (child) => {
             child.stdin!.end();
-            // Replace the object once the download is under way (its temp file
-            // exists, so the first range and its ETag have arrived), however
+            // Replace the object once the download is under way (2 MiB relayed
+            // and held: the first range and its ETag have arrived), however
             // slowly a loaded machine starts the CLI.
             const replaceWhenStarted = async (): Promise<void> => {
-              while (!(await readdir(out)).some((f) => f.includes(".s3x-"))) await new Promise((r) => setTimeout(r, 50));
+              await pollUntil(async () => proxy.holding || undefined);
               await putTestObject(s3, bucket, "changing.bin", randomBytes(1024));
+              proxy.release();
             };
             void replaceWhenStarted();
           },
@@ -520,17 +543,27 @@ describe("s3x cp (integration, real radosgw)", function () {
       const proxy = await startThrottleProxy(s3.host, s3.port);
       proxy.resetNext(1000, 0);
       try {
-        const started = Date.now();
         const res = await runS3x(["cp", `s3://${bucket}/resets.bin`, "-", "--endpoint-url", proxy.endpoint, "--max-attempts", "3"], { env: s3.env });
         assert.equal(res.code, 1);
         assert.match(res.stderr, /GET s3:\/\/.*resets\.bin bytes=0-8388607: .*(ECONNRESET|UND_ERR_SOCKET|other side closed).* after 3 attempts\n$/);
-        assert.ok(Date.now() - started < 30_000);
+        // Bounded by attempts, not by time: a connection per attempt (and the first
+        // contact's), not an endless series of them.
+        assert.ok(proxy.connections >= 3 && proxy.connections <= 4, `${proxy.connections} connections`);
       } finally {
         await proxy.close();
       }
     });
   });
 });
+
+/** Checks `probe` every 50 ms until it returns a value: waits on what the test can observe, not on time. */
+async function pollUntil<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 function run(cmd: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {

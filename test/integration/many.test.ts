@@ -46,6 +46,9 @@ function actions(stdout: Buffer): string[] {
 }
 
 describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", function () {
+  // A hang guard, not a speed target: each run of s3x may take up to 300 s
+  // (timeoutMs below), and a tree round-trip took 52 s idle-ish, >120 s at load ~30.
+  this.timeout(600_000);
   let s3: TestS3;
   let bucket: string;
   let dir: string;

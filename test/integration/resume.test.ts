@@ -52,12 +52,19 @@ describe("resume after kill -9 (integration, real radosgw)", function () {
   const slowArgs = (): string[] => ["--endpoint-url", proxy.endpoint, "--concurrency", "4", "--part-size", "5MiB"];
   const fast = (args: string[]): string[] => {
     proxy.setRate(0);
+    proxy.release();
     return [...args, "--endpoint-url", proxy.endpoint];
   };
 
-  /** Runs s3x and SIGKILLs it once `progressed()` says it is at least half-way. */
+  /**
+   * Runs s3x and SIGKILLs it once `progressed()` says it is at least half-way.
+   * The proxy holds the transfer two parts before its end, so however the
+   * machine's load skews the run against the polling, it cannot finish first
+   * (4 parts in flight: at least half is stored by then).
+   */
   async function killHalfway(args: string[], progressed: () => Promise<number>, total: number): Promise<void> {
     proxy.setRate(12 * MiB);
+    proxy.holdAfter(total - 2 * PART);
     let killedAt = 0;
     const res = await runS3x(args, {
       env,

@@ -14,14 +14,16 @@
  * The test process itself cannot move into a namespace, so the inside is a
  * separate Node process (netlab-agent.ts) driven over IPC.
  *
- * Needs root, util-linux (unshare, nsenter), iproute2 (tc) and nftables.
- * Tests call `requireNetlab(this)`: without them the tests are skipped with
- * the reason, except under CI (process.env.CI), where that is a failure.
+ * Needs root, util-linux (unshare, nsenter), iproute2 (tc) and nftables
+ * (installed on demand when missing, see debian-tools.ts). Tests call
+ * `requireNetlab(this)`: when the lab still cannot run, the tests are skipped
+ * with the reason, except under CI (process.env.CI), where that is a failure.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { S3X_BIN, type RunResult } from "./cli.js";
+import { ensureDebianTools, NETLAB_TOOLS } from "./debian-tools.js";
 
 export type Fault = "refuse" | "blackhole" | "stall" | "reset";
 
@@ -93,9 +95,9 @@ const AGENT = join(here, "netlab-agent.js");
 export function netlabUnavailable(): string | undefined {
   if (process.platform !== "linux") return "the network lab needs Linux network namespaces";
   if (process.getuid?.() !== 0) return "the network lab needs root (network namespaces, tc, nft)";
-  for (const tool of ["unshare", "nsenter", "tc", "nft", "ip"]) {
-    if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) return `the network lab needs ${tool} (${tool === "nft" ? "apt-get install nftables" : "util-linux / iproute2"})`;
-  }
+  // Installed on demand (as radosgw is), so a fresh machine's `npm test` runs the lab too.
+  const missing = ensureDebianTools(NETLAB_TOOLS);
+  if (missing) return `the network lab needs nftables, iproute2 and util-linux: ${missing}`;
   const probe = spawnSync("unshare", ["-n", "ip", "link", "set", "lo", "up"], { encoding: "utf8" });
   if (probe.status !== 0) return `cannot create a network namespace: ${probe.stderr.trim() || probe.error?.message}`;
   return undefined;

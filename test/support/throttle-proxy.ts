@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 /**
  * A real TCP proxy in front of the S3 server that limits the rate of the
  * server's replies, can reset a connection after some bytes, and can hold
- * every chunk for a while each way (latency: this kernel has no netem).
+ * every chunk for a while each way (latency: this kernel has no netem), and
+ * can hold a transfer at a byte count until the test releases it.
  * Used where a test needs a transfer slow enough to interrupt, a connection
  * that dies mid-body, or a server far away, without root (the
  * network-namespace lab covers the rest).
@@ -20,7 +21,20 @@ export interface ThrottleProxy {
   setDelay(ms: number): void;
   /** Reset the next `count` connections after they have relayed `afterBytes` reply bytes. */
   resetNext(count: number, afterBytes: number): void;
+  /**
+   * Once `bytes` more have been relayed (both directions, every connection),
+   * holds every further chunk until release(): a transfer that cannot get
+   * past a point, however fast or slow the machine runs, so a test can act
+   * on it (interrupt it, replace its object) before it could finish.
+   */
+  holdAfter(bytes: number): void;
+  /** Relays what was held, and everything from now on. */
+  release(): void;
+  /** Whether holdAfter's bytes have all been relayed (the transfer is held now). */
+  readonly holding: boolean;
   resets: number;
+  /** Connections accepted so far. */
+  connections: number;
   close(): Promise<void>;
 }
 
@@ -30,10 +44,14 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
   let resetBudget = 0;
   let resetAfter = 0;
   const sockets = new Set<Socket>();
-  const state = { resets: 0 };
+  const state = { resets: 0, connections: 0 };
+  /** Bytes still to relay before holding (undefined: never hold). */
+  let holdBudget: number | undefined;
+  const held: (() => void)[] = [];
 
   const server: Server = createServer((client) => {
     const upstream = connect(targetPort, targetHost);
+    state.connections++;
     sockets.add(client);
     sockets.add(upstream);
     const resetAt = resetBudget > 0 ? (resetBudget--, resetAfter) : -1;
@@ -41,7 +59,19 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
     // Both directions are rate-limited (uploads and downloads alike); only
     // reply bytes count towards a reset.
     const relay = (from: Socket, to: Socket, isReply: boolean): void => {
-      from.on("data", (chunk: Buffer) => {
+      const onData = (chunk: Buffer): void => {
+        if (holdBudget !== undefined) {
+          if (holdBudget <= 0) {
+            from.pause();
+            held.push(() => {
+              // resume() only schedules the next read: this chunk still goes first.
+              from.resume();
+              onData(chunk);
+            });
+            return;
+          }
+          holdBudget -= chunk.length;
+        }
         if (isReply) {
           relayed += chunk.length;
           if (resetAt >= 0 && relayed > resetAt) {
@@ -64,7 +94,8 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
           from.pause();
           to.once("drain", () => from.resume());
         }
-      });
+      };
+      from.on("data", onData);
     };
     relay(client, upstream, false);
     relay(upstream, client, true);
@@ -96,8 +127,19 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
       resetBudget = count;
       resetAfter = afterBytes;
     },
+    holdAfter: (bytes) => (holdBudget = bytes),
+    release: () => {
+      holdBudget = undefined;
+      for (const relayHeld of held.splice(0)) relayHeld();
+    },
     get resets() {
       return state.resets;
+    },
+    get connections() {
+      return state.connections;
+    },
+    get holding() {
+      return holdBudget !== undefined && holdBudget <= 0;
     },
     close: async () => {
       for (const s of sockets) s.destroy();

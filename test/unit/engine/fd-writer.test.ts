@@ -9,13 +9,19 @@ describe("engine/sinks/fd-writer", () => {
     // up (EAGAIN), the writer moves to the stream, and then the reader exits.
     const reader = spawn("sleep", ["30"], { stdio: ["pipe", "ignore", "ignore"] });
     const pipe = reader.stdin as unknown as Socket & { _handle: { fd: number } };
-    const writer = new FdWriter(pipe._handle.fd, () => pipe);
+    let movedToStream!: () => void;
+    const onStream = new Promise<void>((resolve) => (movedToStream = resolve));
+    const writer = new FdWriter(pipe._handle.fd, () => {
+      movedToStream();
+      return pipe;
+    });
     const pending = writer.write(Buffer.alloc(4 * 1024 * 1024, 7));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The reader goes away once the writer has met the full pipe and holds data in the stream.
+    await onStream;
     reader.kill("SIGKILL");
     await assert.rejects(pending, (err: NodeJS.ErrnoException) => err.code === "EPIPE");
-    // Let the stream's own 'error' event fire: an unhandled one would fail this test.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Let the stream's own 'error' event fire ('close' follows it): an unhandled one would fail this test.
+    while (!pipe.closed) await new Promise((resolve) => setTimeout(resolve, 10));
     await assert.rejects(writer.write(Buffer.from("more")), (err: NodeJS.ErrnoException) => err.code === "EPIPE");
   });
 });

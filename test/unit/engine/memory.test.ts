@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import { MemoryBudget } from "../../../src/engine/memory.js";
 
 const M = 1024 * 1024;
@@ -51,6 +52,32 @@ describe("engine/memory", () => {
     const waiting = budget.acquire(50, controller.signal);
     controller.abort(new Error("stop"));
     await assert.rejects(waiting, /stop/);
+  });
+
+  it("removes a waiter's abort listener once it is served: none left on the signal after many waits", async () => {
+    const budget = new MemoryBudget(M);
+    const controller = new AbortController();
+    for (let i = 0; i < 50; i++) {
+      const held = await budget.acquire(M, controller.signal);
+      const waiting = budget.acquire(M, controller.signal);
+      assert.equal(getEventListeners(controller.signal, "abort").length, 1, "a waiting request listens");
+      budget.release(held);
+      budget.release(await waiting);
+    }
+    assert.equal(getEventListeners(controller.signal, "abort").length, 0);
+  });
+
+  it("removes an aborted waiter's listener, and rejects at once on a signal already aborted", async () => {
+    const budget = new MemoryBudget(100);
+    const held = await budget.acquire(100);
+    const controller = new AbortController();
+    const waiting = budget.acquire(50, controller.signal);
+    controller.abort(new Error("stop"));
+    await assert.rejects(waiting, /stop/);
+    assert.equal(getEventListeners(controller.signal, "abort").length, 0);
+    await assert.rejects(budget.acquire(50, controller.signal), /stop/);
+    budget.release(held);
+    assert.equal(budget.used, 0, "the rejected waiters took nothing");
   });
 
   it("hands out small buffers from power-of-two blocks, counts the blocks and reuses them", async () => {

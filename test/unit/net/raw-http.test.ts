@@ -414,7 +414,8 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
       assert.equal(err.address, "127.0.0.1");
       return true;
     });
-    assert.ok(Date.now() - started < 10_000, "the stall timeout, not the first-byte timeout, ended it");
+    // The stall timeout (300 ms), not the first-byte timeout (60 s), ended it, however loaded the machine.
+    assert.ok(Date.now() - started < 30_000, "the stall timeout, not the first-byte timeout, ended it");
     assert.equal(host.stats()[0].state, "bad");
     assert.ok(host.stats()[0].bytesOut < body.length, "only what the kernel took is counted");
     stalled?.destroy(); // a paused socket never sees the client's close, and would keep the server open
