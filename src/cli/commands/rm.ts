@@ -39,7 +39,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
   if (loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
   const session = await Session.open(args, { progressAllowed: false });
   const ctx = session.context;
-  const deletions = new DeletionReport(session, args);
+  const deletions = new DeletionReport(session);
   const report = deletions.add;
   try {
     if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, deletions);
@@ -57,7 +57,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     const filters = compileFilters(filtersFromArgv(argv));
     await deleteUnder(ctx, loc.bucket, prefix, { selected: (key) => isIncluded(filters, key.slice(prefix.length)), dryrun: args.dryrun }, report);
     await session.throwIfStopped();
-    if (!args.quiet && !args.json) process.stderr.write(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed\n`);
+    session.printer.note(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed`);
     return deletions.failed > 0 ? 1 : 0;
   } finally {
     await session.close();
