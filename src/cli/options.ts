@@ -22,7 +22,8 @@ const DEFAULT_TARGET_GBPS = 10;
  * before the commands (yargs options are global: every command inherits
  * them, and `s3x --endpoint-url URL ls` works); a command builder calling
  * this again changes nothing, so help lists them once (no `-q, -q`) and
- * after the command's own options.
+ * after the command's own options (a builder whose options have no group
+ * ends with `.group([], "Options:")` to put that group first).
  */
 export function withCommonOptions<T>(y: Argv<T>) {
   // getOptions() is yargs's, missing from its type definitions.

@@ -19,13 +19,19 @@ export interface RbArgs extends CommonArgs {
 }
 
 export function mbBuilder(y: Argv) {
-  return withCommonOptions(y).positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to create (in --region)" });
+  return withCommonOptions(y)
+    .positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to create (in --region)" })
+    .example("s3x mb s3://my-bucket", "create a bucket")
+    .example("s3x mb s3://my-bucket --region eu-west-1", "create it in another region");
 }
 
 export function rbBuilder(y: Argv) {
   return withCommonOptions(y)
     .positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to delete" })
-    .option("force", { type: "boolean", default: false, describe: "first delete every object in the bucket and abort its in-progress multipart uploads" });
+    .option("force", { type: "boolean", default: false, describe: "first delete every object in the bucket and abort its in-progress multipart uploads" })
+    .example("s3x rb s3://my-bucket", "delete an empty bucket")
+    .example("s3x rb s3://my-bucket --force", "delete every object in it, then the bucket")
+    .group([], "Options:");
 }
 
 /** The bucket an `mb`/`rb` argument names: s3://bucket, with nothing after it but one "/". */

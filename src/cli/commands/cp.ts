@@ -40,7 +40,11 @@ export interface CpArgs extends CommonArgs {
 
 export function cpBuilder(y: Argv) {
   return withSetOptions(transferOptions(withCommonOptions(y)))
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" });
+    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" })
+    .example("s3x cp ./a.bin s3://bucket/dir/", "upload a file (key dir/a.bin)")
+    .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
+    .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")
+    .example("s3x cp s3://bucket/a s3://other-bucket/b", "copy within S3 (server-side)");
 }
 
 /** Options of every command that writes objects (cp, sync). */

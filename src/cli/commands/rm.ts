@@ -26,7 +26,11 @@ export function rmBuilder(y: Argv) {
     .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)" })
     .option("dryrun", { type: "boolean", default: false, describe: "print what would be deleted, delete nothing" })
     .option("uploads", { type: "boolean", default: false, describe: "abort in-progress multipart uploads under the prefix instead of deleting objects" })
-    .option("older-than", { type: "string", describe: "with --uploads: only uploads started longer ago than this (30m, 12h, 1d, 2w)" });
+    .option("older-than", { type: "string", describe: "with --uploads: only uploads started longer ago than this (30m, 12h, 1d, 2w)" })
+    .example("s3x rm s3://bucket/key", "delete one object")
+    .example("s3x rm -r s3://bucket/tmp/ --exclude '*.keep' --dryrun", "show what a recursive delete would remove")
+    .example("s3x rm -r s3://bucket/ --uploads --older-than 1d", "abort multipart uploads started over a day ago")
+    .group([], "Options:");
 }
 
 /**
