@@ -9,6 +9,7 @@ import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
 import { packageVersion } from "./version.js";
 import { withCommonOptions } from "./options.js";
+import { explainUsageError } from "./usage.js";
 
 /**
  * Entry point: parses the command line, runs one command, and turns any
@@ -22,6 +23,10 @@ export async function main(argv: string[]): Promise<number> {
   // type them (`s3x --endpoint-url URL ls`): otherwise `--quiet ls` would
   // read "ls" as the value of an unknown option.
   const parser = withCommonOptions(yargs(argv.map((a) => (a === "-" ? STDIO_ARG : a))))
+    // Every option may come before, between or after the paths, as in aws-cli:
+    // a repeatable option takes one value per occurrence (--exclude A --exclude B),
+    // never the words after it; and an option has one name, without a camelCase twin.
+    .parserConfiguration({ "greedy-arrays": false, "camel-case-expansion": false })
     .scriptName("s3x")
     .usage("s3x <command> [options]\n\nFast S3 transfers: parallel ranged GETs and multipart PUTs, bounded memory.")
     .command(
@@ -30,8 +35,6 @@ export async function main(argv: string[]): Promise<number> {
       (y) => cpBuilder(y),
       async (args) => {
         const cpArgs = args as unknown as CpArgs;
-        cpArgs.source = fromStdioArg(cpArgs.source);
-        cpArgs.destination = fromStdioArg(cpArgs.destination);
         commandLine = `cp ${cpArgs.source} ${cpArgs.destination}`;
         exitCode = await runCp(cpArgs, argv);
       },
@@ -82,16 +85,25 @@ export async function main(argv: string[]): Promise<number> {
         exitCode = await runRb(args as unknown as RbArgs);
       },
     )
-    .demandCommand(1, "name a command (s3x --help lists them)")
+    .example("s3x cp ./model.safetensors s3://bucket/models/", "upload a file (key models/model.safetensors)")
+    .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to another program")
+    .example("s3x sync ./dataset s3://bucket/dataset/ --exclude '*.tmp'", "upload what is new or changed")
+    .example("s3x ls s3://bucket/dataset/ --recursive --human-readable", "list every object under a prefix")
+    // "-" reaches the commands as typed (see STDIO_ARG), whatever the option or positional.
+    .middleware((args) => {
+      for (const [name, value] of Object.entries(args)) if (value === STDIO_ARG) args[name] = "-";
+    }, true)
+    .demandCommand(1, "name a command")
     .strict()
-    .recommendCommands()
     .version(packageVersion())
     .help()
     .wrap(Math.min(110, process.stderr.columns ?? 100))
     .fail((message, err) => {
       if (err) throw err;
-      throw new UsageErrorFromParser(message);
+      // yargs applies the command's builder to this same parser: it knows the command's options by now.
+      throw new UsageErrorFromParser(explainUsageError(message ?? "", argv, { commands: commandNames, options: optionNames(parser) }));
     });
+  const commandNames = registeredCommands(parser);
   skipHelpCache(parser);
   try {
     await parser.parseAsync();
@@ -124,8 +136,19 @@ function skipHelpCache(parser: object): void {
 /** Stands in for "-" while yargs parses; a NUL can never be part of a real path. */
 const STDIO_ARG = "\u0000-";
 
-function fromStdioArg(value: string): string {
-  return value === STDIO_ARG ? "-" : value;
+/** The commands registered on the parser (yargs's internal command table). */
+function registeredCommands(parser: object): string[] {
+  type Internals = { getInternalMethods?: () => { getCommandInstance?: () => { getCommands?: () => string[] } } };
+  const names = (parser as Internals).getInternalMethods?.().getCommandInstance?.().getCommands?.() ?? [];
+  return names.map((name) => name.split(" ")[0]);
+}
+
+/** Every option name and alias the parser knows at the point it failed. */
+function optionNames(parser: object): string[] {
+  type Options = { getOptions?: () => { key: Record<string, unknown>; alias: Record<string, string[]> } };
+  const options = (parser as Options).getOptions?.();
+  if (!options) return [];
+  return [...Object.keys(options.key), ...Object.values(options.alias).flat()];
 }
 
 export function run(): void {

@@ -17,8 +17,22 @@ import { DEFAULT_LIST_RANGES } from "../engine/listing.js";
 const GBPS_PER_CONNECTION = 0.4;
 const DEFAULT_TARGET_GBPS = 10;
 
-/** Options every command shares, in aws-cli spelling. */
+/**
+ * Options every command shares, in aws-cli spelling. They are declared once,
+ * before the commands (yargs options are global: every command inherits
+ * them, and `s3x --endpoint-url URL ls` works); a command builder calling
+ * this again changes nothing, so help lists them once (no `-q, -q`) and
+ * after the command's own options (a builder whose options have no group
+ * ends with `.group([], "Options:")` to put that group first).
+ */
 export function withCommonOptions<T>(y: Argv<T>) {
+  // getOptions() is yargs's, missing from its type definitions.
+  const declared = (y as unknown as { getOptions?: () => { key: Record<string, unknown> } }).getOptions?.().key ?? {};
+  if ("endpoint-url" in declared) return y as unknown as ReturnType<typeof declareCommonOptions<T>>;
+  return declareCommonOptions(y);
+}
+
+function declareCommonOptions<T>(y: Argv<T>) {
   return y
     .option("endpoint-url", { type: "string", describe: "S3 endpoint URL (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile's endpoint_url or its [services] section's, else AWS)", group: "Connection:" })
     .option("region", { type: "string", describe: "AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile's, else us-east-1)", group: "Connection:" })
@@ -38,9 +52,10 @@ export function withCommonOptions<T>(y: Argv<T>) {
     .option("max-memory", { type: "string", default: "1GiB", describe: "most memory held in part buffers at once", group: "Performance:" })
     .option("page-size", { type: "number", describe: "keys per listing request, 1 to 1000 (default: 1000, the most S3 returns)", group: "Performance:" })
     .option("list-ranges", { type: "number", default: DEFAULT_LIST_RANGES, describe: "key ranges a recursive listing lists at once (1: page by page)", group: "Performance:" })
-    .option("quiet", { alias: "q", type: "boolean", default: false, describe: "print nothing but errors", group: "Output:" })
-    .option("progress", { type: "boolean", default: true, describe: "progress bar on a terminal; --no-progress to hide it", group: "Output:" })
-    .option("json", { type: "boolean", default: false, describe: "print a JSON result line (with per-address stats)", group: "Output:" })
+    .option("quiet", { alias: "q", type: "boolean", default: false, describe: "print nothing about the objects, not even failures (the exit status tells)", group: "Output:" })
+    .option("only-show-errors", { type: "boolean", default: false, describe: "print failures only: no per-object lines, summary or progress", group: "Output:" })
+    .option("progress", { type: "boolean", default: true, describe: "progress line on a terminal; --no-progress to hide it", group: "Output:" })
+    .option("json", { type: "boolean", default: false, describe: "print JSON Lines: one per object, then a summary (with per-address stats)", group: "Output:" })
     .option("debug", { type: "boolean", default: false, describe: "print addresses, health changes and per-address counters on stderr", group: "Output:" });
 }
 
@@ -64,6 +79,7 @@ export interface CommonArgs {
   "page-size"?: number;
   "list-ranges": number;
   quiet: boolean;
+  "only-show-errors"?: boolean;
   progress: boolean;
   json: boolean;
   debug?: boolean;

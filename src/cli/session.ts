@@ -5,7 +5,9 @@ import type { RetryPolicy } from "../engine/retry.js";
 import { concurrencyOf, listRangesOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
 import { InterruptError } from "./errors.js";
 import { resolveAwsConfig, type AwsConfig } from "./aws-config.js";
-import { ProgressDisplay, StdoutLines } from "./output.js";
+import { StdoutLines } from "./output.js";
+import { ProgressDisplay } from "./progress.js";
+import { outputModeOf, ResultPrinter } from "./results.js";
 
 /** Abort listeners on the command's signal per connection allowed before Node warns of a leak. */
 const LISTENERS_PER_CONNECTION = 8;
@@ -20,12 +22,17 @@ export class Session {
   readonly connection: S3Connection;
   readonly context: TransferContext;
   readonly progress: ProgressDisplay;
+  /** Per-object lines and summaries, on the right stream for --json, --quiet, --only-show-errors. */
+  readonly printer: ResultPrinter;
   /** The command's stdout; a reader gone away cancels the run (see StdoutLines). */
   readonly stdout = new StdoutLines((err) => this.controller.abort(err));
   private readonly retry: RetryPolicy;
   private readonly controller = new AbortController();
   private readonly onSignal = (name: NodeJS.Signals): void => {
-    if (this.controller.signal.aborted) process.exit(name === "SIGINT" ? 130 : 143);
+    if (this.controller.signal.aborted) {
+      this.progress.stop();
+      process.exit(name === "SIGINT" ? 130 : 143);
+    }
     this.controller.abort(new InterruptError(name === "SIGINT" ? "SIGINT" : "SIGTERM"));
   };
 
@@ -36,18 +43,21 @@ export class Session {
   readonly endpointUrl: string | undefined;
 
   /** Resolves the aws configuration (profile, region, endpoint: cli/aws-config), then opens the session. */
-  static async open(args: CommonArgs, options: { progressAllowed: boolean }): Promise<Session> {
+  static async open(args: CommonArgs, options: { progressAllowed: boolean; jsonToStderr?: boolean }): Promise<Session> {
     return new Session(args, await resolveAwsConfig(args), options);
   }
 
-  private constructor(readonly args: CommonArgs, config: AwsConfig, options: { progressAllowed: boolean }) {
+  private constructor(readonly args: CommonArgs, config: AwsConfig, options: { progressAllowed: boolean; jsonToStderr?: boolean }) {
     const concurrency = concurrencyOf(args);
     const maxMemory = maxMemoryOf(args);
     const listPageSize = pageSizeOf(args);
     const listRanges = listRangesOf(args);
     const retry = retryPolicy(args);
     this.retry = retry;
-    const debug = args.debug ? (line: string) => process.stderr.write(`s3x: debug: ${line}\n`) : undefined;
+    const mode = outputModeOf(args);
+    const showBar = options.progressAllowed && args.progress && (mode === "normal" || mode === "json") && process.stderr.isTTY === true;
+    this.progress = new ProgressDisplay(showBar);
+    const debug = args.debug ? (line: string) => this.progress.interrupt(() => process.stderr.write(`s3x: debug: ${line}\n`)) : undefined;
     const settings = s3Settings(args, config, concurrency, debug);
     debug?.(`region ${config.region} (${config.regionSource}), endpoint ${config.endpointUrl ? `${config.endpointUrl} (${config.endpointSource})` : "AWS"}${config.profile ? `, profile ${config.profile}` : ""}`);
     this.endpointUrl = settings.endpointUrl;
@@ -58,11 +68,10 @@ export class Session {
       this.debugTimer = setInterval(() => void this.printAddressStats(debug), 1_000);
       this.debugTimer.unref();
     }
-    const showBar = options.progressAllowed && args.progress && !args.quiet && process.stderr.isTTY === true;
-    this.progress = new ProgressDisplay(showBar);
+    this.printer = new ResultPrinter(this, mode, options.jsonToStderr === true);
     this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug,
       notify: (message) => {
-        if (!args.quiet) process.stderr.write(`s3x: ${message}\n`);
+        if (mode !== "quiet") this.progress.interrupt(() => process.stderr.write(`s3x: ${message}\n`));
       },
     });
     // Each request in flight, each object it belongs to and each part waiting

@@ -45,7 +45,7 @@ describe("folder markers and ls (integration, real radosgw)", () => {
     it(`cp -r s3://bucket/${source} skips the folder markers, the root one included`, async () => {
       const res = await s3x(["cp", "-r", `s3://${bucket}/${source}`, dir]);
       assert.equal(res.code, 0, res.stderr);
-      assert.match(res.stderr, /^cp: 2 transferred \(4 B\), 0 skipped, 0 failed in /);
+      assert.match(res.stderr, /^cp: 2 transferred \(4 B\), 0 deleted, 0 skipped, 0 failed in /);
       assert.deepEqual(await entriesUnder(dir), ["sub", "sub/f.txt", "x.txt"]);
       assert.equal(await readFile(join(dir, "sub", "f.txt"), "utf8"), "f\n");
     });

@@ -210,7 +210,7 @@ describe("integrity: checksums (integration, radosgw behind FakeChecksumStore)",
       const ok = await runS3x(["cp", `s3://${bucket}/${key}`, "-", "--verify-etag", "--part-size", "4MiB", "--json"], { env });
       assert.equal(ok.code, 0, ok.stderr);
       assert.equal(sha256(ok.stdout), sha256(data));
-      assert.equal(JSON.parse(ok.stderr.trim()).verifiedObjects, 1);
+      assert.equal(JSON.parse(ok.stderr.trim().split("\n").pop()!).verifiedObjects, 1);
       fake.corrupt({ bucket, key, offset: 9 * MiB, times: 1 });
       const bad = await runS3x(viaFake(["cp", `s3://${bucket}/${key}`, "-", "--verify-etag", "--part-size", "4MiB"]), { env });
       assert.equal(bad.code, 1);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, utimes, writeFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { fileHash, runPipeline, runS3x, S3X_BIN, sha256 } from "../support/cli.js";
 import { freshBucket, objectHash, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
@@ -36,12 +36,21 @@ async function allKeys(s3: TestS3, bucket: string, prefix: string): Promise<stri
   return keys.sort();
 }
 
-/** The "upload: …" / "download: …" lines a command printed, as "action target" pairs. */
+/**
+ * The "upload: …" / "download: …" lines a command printed, sorted, with
+ * local paths made absolute again (s3x prints them relative to its working
+ * directory, as aws-cli does).
+ */
 function actions(stdout: Buffer): string[] {
+  const absolute = (path: string) => (path.startsWith("s3://") ? path : resolve(path));
   return stdout
     .toString()
     .split("\n")
     .filter((l) => /^(\(dryrun\) )?(upload|download|copy|delete):/.test(l))
+    .map((l) => {
+      const [, head, from, to] = /^(.*?: )(.*?)(?: to (.*))?$/.exec(l)!;
+      return `${head}${absolute(from)}${to === undefined ? "" : ` to ${absolute(to)}`}`;
+    })
     .sort();
 }
 

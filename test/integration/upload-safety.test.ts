@@ -74,7 +74,7 @@ describe("upload safety (integration, real radosgw)", function () {
     proxy.dropNext("CompleteMultipartUpload", 1, { thenNoSuchUpload: true, beforeNoSuchUpload: () => putTestObject(s3, bucket, "replaced.bin", Buffer.from("another writer")) });
     const res = await runS3x(viaProxy(["cp", src, `s3://${bucket}/replaced.bin`, "--part-size", "5MiB"]), { env });
     assert.equal(res.code, 1, res.stderr);
-    assert.match(res.stderr, /^s3x: cp \S+ s3:\/\/\S+\/replaced\.bin: CompleteMultipartUpload \S+: the answer to a first attempt was lost and the upload is gone, and the object there \(ETag \S+\) is not the one these parts make \(\S+-3\): another writer may have replaced it\n$/);
+    assert.match(res.stderr, /^s3x: upload failed: \S+ to s3:\/\/\S+\/replaced\.bin: CompleteMultipartUpload \S+: the answer to a first attempt was lost and the upload is gone, and the object there \(ETag \S+\) is not the one these parts make \(\S+-3\): another writer may have replaced it\n$/);
     assert.deepEqual(await uploadsOf("replaced.bin"), []);
   });
 
@@ -159,7 +159,7 @@ describe("upload safety (integration, real radosgw)", function () {
     const parts = proxy.counts.UploadPart;
     const res = await runS3x(viaProxy(["cp", src, `s3://${bucket}/crc.bin`, "--part-size", "5MiB", "--checksum-algorithm", "CRC32C"]), { env });
     assert.equal(res.code, 1, res.stderr);
-    assert.match(res.stderr, /^s3x: cp \S+ s3:\/\/\S+\/crc\.bin: the server did not confirm the CRC32C checksum of the first part .*stopped before sending the rest[^\n]*\n$/);
+    assert.match(res.stderr, /^s3x: upload failed: \S+ to s3:\/\/\S+\/crc\.bin: the server did not confirm the CRC32C checksum of the first part .*stopped before sending the rest[^\n]*\n$/);
     assert.equal(proxy.counts.UploadPart - parts, 1, "one UploadPart only");
     assert.deepEqual(await uploadsOf("crc.bin"), [], "the upload was aborted");
   });
@@ -187,7 +187,7 @@ describe("upload safety (integration, real radosgw)", function () {
       for (const run of runs) {
         if (run.code === 0) continue;
         refused++;
-        assert.match(run.stderr, /^s3x: cp \S+ s3:\/\/\S+\/pair\.bin: another s3x \(pid \d+\) is uploading to this key right now; run this again once it has finished\n$/, `pair ${i}: ${run.stderr}`);
+        assert.match(run.stderr, /^s3x: upload failed: \S+ to s3:\/\/\S+\/pair\.bin: another s3x \(pid \d+\) is uploading to this key right now; run this again once it has finished\n$/, `pair ${i}: ${run.stderr}`);
       }
       assert.ok(runs.some((r) => r.code === 0), `pair ${i}: one run succeeded`);
       assert.ok(hashes.has(await objectHash(s3, bucket, key)), `pair ${i}: the object is one whole file`);

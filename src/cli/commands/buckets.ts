@@ -19,13 +19,19 @@ export interface RbArgs extends CommonArgs {
 }
 
 export function mbBuilder(y: Argv) {
-  return withCommonOptions(y).positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to create (in --region)" });
+  return withCommonOptions(y)
+    .positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to create (in --region)" })
+    .example("s3x mb s3://my-bucket", "create a bucket")
+    .example("s3x mb s3://my-bucket --region eu-west-1", "create it in another region");
 }
 
 export function rbBuilder(y: Argv) {
   return withCommonOptions(y)
     .positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to delete" })
-    .option("force", { type: "boolean", default: false, describe: "first delete every object in the bucket and abort its in-progress multipart uploads" });
+    .option("force", { type: "boolean", default: false, describe: "first delete every object in the bucket and abort its in-progress multipart uploads" })
+    .example("s3x rb s3://my-bucket", "delete an empty bucket")
+    .example("s3x rb s3://my-bucket --force", "delete every object in it, then the bucket")
+    .group([], "Options:");
 }
 
 /** The bucket an `mb`/`rb` argument names: s3://bucket, with nothing after it but one "/". */
@@ -48,7 +54,7 @@ export async function runMb(args: MbArgs): Promise<number> {
       if (code === "BucketAlreadyExists") throw new Error(`s3://${bucket} already exists: bucket names are shared by every account, choose another`);
       throw err;
     });
-    await announce(session, args, "make_bucket", bucket);
+    await announce(session, "make_bucket", bucket);
     return 0;
   } finally {
     await session.close();
@@ -66,7 +72,7 @@ export async function runRb(args: RbArgs): Promise<number> {
   const ctx = session.context;
   try {
     if (args.force) {
-      const deletions = new DeletionReport(session, args);
+      const deletions = new DeletionReport(session);
       await deleteUnder(ctx, bucket, "", { selected: () => true, dryrun: false }, deletions.add);
       await abortUploadsUnder(ctx, bucket, "", { startedBefore: Number.POSITIVE_INFINITY, dryrun: false }, deletions.add);
       await session.throwIfStopped();
@@ -76,15 +82,15 @@ export async function runRb(args: RbArgs): Promise<number> {
       if (errorCode(err) === "BucketNotEmpty") throw new Error(`s3://${bucket} is not empty: delete its objects first, or use rb --force`);
       throw err;
     });
-    await announce(session, args, "remove_bucket", bucket);
+    await announce(session, "remove_bucket", bucket);
     return 0;
   } finally {
     await session.close();
   }
 }
 
-/** The line aws-cli prints for a bucket made or removed (a JSON line with --json, nothing with --quiet). */
-async function announce(session: Session, args: CommonArgs, action: "make_bucket" | "remove_bucket", bucket: string): Promise<void> {
-  if (args.json) await session.stdout.write(JSON.stringify({ action, bucket, status: "ok" }) + "\n");
-  else if (!args.quiet) await session.stdout.write(`${action}: ${bucket}\n`);
+/** The line aws-cli prints for a bucket made or removed (a JSON line with --json, nothing with --quiet or --only-show-errors). */
+async function announce(session: Session, action: "make_bucket" | "remove_bucket", bucket: string): Promise<void> {
+  if (session.printer.mode === "json") await session.stdout.write(JSON.stringify({ action, bucket, status: "ok" }) + "\n");
+  else if (session.printer.mode === "normal") await session.stdout.write(`${action}: ${bucket}\n`);
 }

@@ -3,7 +3,7 @@ import { mkdir, open, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Argv } from "yargs";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
-import { downloadPartSize, parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE } from "../../plan/parts.js";
+import { downloadPartSize, parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
 import type { ObjectRef } from "../../s3/operations.js";
 import type { AddressStats } from "../../net/pools.js";
 import { downloadObject } from "../../engine/download.js";
@@ -17,7 +17,10 @@ import { widenPipe } from "../../engine/pipe-size.js";
 import { checksumAlgorithmOf, checksumRequested, objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
 import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
-import { summaryLine } from "../output.js";
+import { StdoutLines } from "../output.js";
+import { outputModeOf, ResultPrinter } from "../results.js";
+import { ExitCode, InterruptError, isBrokenPipe, reportError } from "../errors.js";
+import type { ObjectResult } from "../../engine/batch.js";
 
 export interface CpArgs extends CommonArgs {
   source: string;
@@ -37,7 +40,11 @@ export interface CpArgs extends CommonArgs {
 
 export function cpBuilder(y: Argv) {
   return withSetOptions(transferOptions(withCommonOptions(y)))
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" });
+    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" })
+    .example("s3x cp ./a.bin s3://bucket/dir/", "upload a file (key dir/a.bin)")
+    .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
+    .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")
+    .example("s3x cp s3://bucket/a s3://other-bucket/b", "copy within S3 (server-side)");
 }
 
 /** Options of every command that writes objects (cp, sync). */
@@ -74,40 +81,91 @@ export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly stri
   const toStdout = dest.kind === "stream";
   validatePair(source, dest);
   if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize); // S3's part limits, before any work
+  const item = await plannedCopy(source, dest);
+  if (args.dryrun) return dryrun(args, item, toStdout);
 
-  const session = await Session.open(args, { progressAllowed: true });
+  const session = await Session.open(args, { progressAllowed: true, jsonToStderr: toStdout });
+  if (source.kind === "stream") session.progress.totalUnknown();
   const started = Date.now();
-  let result: CpResult;
+  let result: CpResult | undefined;
+  let failure: unknown;
   try {
     result = await transfer(session, source, dest, args, partSize, threshold);
     result.addresses = args.json ? await session.connection.addressStats() : undefined;
+  } catch (err) {
+    // A stopped run (Ctrl-C, a reader gone) and a wrong command line end as before: one line, their own status.
+    if (session.signal.aborted || !isObjectFailure(err)) throw err;
+    failure = err;
   } finally {
     await session.close();
   }
   const seconds = (Date.now() - started) / 1000;
+  session.printer.result(result ? { ...item, size: result.bytes, status: "ok" } : { ...item, status: "failed", error: failure });
   if (args.json) {
-    const stats = {
+    const { stats, memory } = session.context;
+    session.printer.json({
       command: "cp",
-      status: "ok",
-      ...result,
+      status: result ? "ok" : "failed",
+      transferred: result ? 1 : 0,
+      deleted: 0,
+      skipped: 0,
+      failed: result ? 0 : 1,
+      bytes: result?.bytes ?? 0,
+      source: result?.source ?? item.source,
+      destination: result?.destination ?? item.destination,
+      addresses: result?.addresses,
       seconds,
-      requests: session.context.stats.requests,
-      retries: session.context.stats.retries,
-      bytesSent: session.context.stats.bytesSent,
-      bytesReceived: session.context.stats.bytesReceived,
-      reusedParts: session.context.stats.reusedParts,
-      reusedBytes: session.context.stats.reusedBytes,
-      verifiedObjects: session.context.stats.verifiedObjects,
-      unconfirmedChecksums: session.context.stats.unconfirmedChecksums,
-      peakBufferBytes: session.context.memory.peakUsed,
+      requests: stats.requests,
+      retries: stats.retries,
+      bytesSent: stats.bytesSent,
+      bytesReceived: stats.bytesReceived,
+      reusedParts: stats.reusedParts,
+      reusedBytes: stats.reusedBytes,
+      verifiedObjects: stats.verifiedObjects,
+      unconfirmedChecksums: stats.unconfirmedChecksums,
+      peakBufferBytes: memory.peakUsed,
       peakRssBytes: peakRss(),
-    };
-    // Never mix a JSON line into a data stream on stdout.
-    (toStdout ? process.stderr : process.stdout).write(JSON.stringify(stats) + "\n");
-  } else if (!args.quiet) {
-    process.stderr.write(`${summaryLine("copied", result.bytes, seconds)}: ${result.source} → ${result.destination}\n`);
+    });
   }
-  return 0;
+  await session.stdout.settled();
+  return result ? ExitCode.ok : reportError(failure).exitCode;
+}
+
+/** Failures of the transfer itself, reported as `upload failed: …`; usage errors stay usage errors. */
+function isObjectFailure(err: unknown): boolean {
+  return !(err instanceof UsageError || err instanceof PlanError || err instanceof InterruptError || isBrokenPipe(err));
+}
+
+/** What a single cp will do, before doing it: the action and both ends, as its output line names them. */
+async function plannedCopy(source: Location, dest: Location): Promise<PlannedCopy> {
+  if (source.kind === "local" && dest.kind === "s3") {
+    const info = await stat(source.path);
+    if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (use --recursive)`);
+    return { action: "upload", source: source.path, destination: formatLocation({ kind: "s3", bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) }), size: info.size };
+  }
+  if (source.kind === "stream" && dest.kind === "s3") return { action: "upload", source: "-", destination: formatLocation(dest), size: 0 };
+  if (source.kind === "s3" && dest.kind === "local") {
+    const existing = await stat(dest.path).catch(() => undefined);
+    const target = existing?.isDirectory() || dest.path.endsWith("/") ? join(dest.path, keyBaseName(source.key)) : dest.path;
+    return { action: "download", source: formatLocation(source), destination: target, size: 0 };
+  }
+  if (source.kind === "s3" && dest.kind === "stream") return { action: "download", source: formatLocation(source), destination: "-", size: 0 };
+  if (source.kind === "s3" && dest.kind === "s3") {
+    return { action: "copy", source: formatLocation(source), destination: formatLocation({ kind: "s3", bucket: dest.bucket, key: destinationKey(dest.key, keyBaseName(source.key)) }), size: 0 };
+  }
+  throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
+}
+
+type PlannedCopy = Omit<ObjectResult, "status" | "error">;
+
+/** cp --dryrun: the line the copy would print, prefixed "(dryrun)"; nothing is read, written or sent. */
+async function dryrun(args: CpArgs, item: PlannedCopy, toStdout: boolean): Promise<number> {
+  const stdout = new StdoutLines(() => undefined);
+  const printer = new ResultPrinter({ stdout, progress: { interrupt: (print) => print() } }, outputModeOf(args), toStdout);
+  printer.result({ ...item, status: "dryrun" });
+  if (args.json) printer.json({ command: "cp", status: "ok", transferred: 0, deleted: 0, skipped: 0, failed: 0, bytes: 0, dryrunTransfers: 1, dryrunDeletions: 0, source: item.source, destination: item.destination });
+  await stdout.settled();
+  return ExitCode.ok;
 }
 
 function checkThreshold(args: CpArgs): number {

@@ -22,7 +22,11 @@ export function lsBuilder(y: Argv) {
     .option("recursive", { alias: "r", type: "boolean", default: false, describe: "every object under the prefix, not one level" })
     .option("human-readable", { type: "boolean", default: false, describe: "sizes in KiB, MiB, GiB" })
     .option("summarize", { type: "boolean", default: false, describe: "print the number of objects and total size" })
-    .option("uploads", { type: "boolean", default: false, describe: "list in-progress multipart uploads under the prefix instead of objects" });
+    .option("uploads", { type: "boolean", default: false, describe: "list in-progress multipart uploads under the prefix instead of objects" })
+    .example("s3x ls", "list your buckets")
+    .example("s3x ls s3://bucket/dataset/", "one level: objects and PRE lines for sub-prefixes")
+    .example("s3x ls s3://bucket/dataset/ --recursive --human-readable --summarize", "every object, sizes in MiB/GiB, and a total")
+    .group([], "Options:");
 }
 
 /** aws-cli's date column: local time, "2026-11-22 05:00:00". */

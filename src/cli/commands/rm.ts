@@ -26,7 +26,11 @@ export function rmBuilder(y: Argv) {
     .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)" })
     .option("dryrun", { type: "boolean", default: false, describe: "print what would be deleted, delete nothing" })
     .option("uploads", { type: "boolean", default: false, describe: "abort in-progress multipart uploads under the prefix instead of deleting objects" })
-    .option("older-than", { type: "string", describe: "with --uploads: only uploads started longer ago than this (30m, 12h, 1d, 2w)" });
+    .option("older-than", { type: "string", describe: "with --uploads: only uploads started longer ago than this (30m, 12h, 1d, 2w)" })
+    .example("s3x rm s3://bucket/key", "delete one object")
+    .example("s3x rm -r s3://bucket/tmp/ --exclude '*.keep' --dryrun", "show what a recursive delete would remove")
+    .example("s3x rm -r s3://bucket/ --uploads --older-than 1d", "abort multipart uploads started over a day ago")
+    .group([], "Options:");
 }
 
 /**
@@ -39,7 +43,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
   if (loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
   const session = await Session.open(args, { progressAllowed: false });
   const ctx = session.context;
-  const deletions = new DeletionReport(session, args);
+  const deletions = new DeletionReport(session);
   const report = deletions.add;
   try {
     if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, deletions);
@@ -57,7 +61,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     const filters = compileFilters(filtersFromArgv(argv));
     await deleteUnder(ctx, loc.bucket, prefix, { selected: (key) => isIncluded(filters, key.slice(prefix.length)), dryrun: args.dryrun }, report);
     await session.throwIfStopped();
-    if (!args.quiet && !args.json) process.stderr.write(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed\n`);
+    session.printer.note(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed`);
     return deletions.failed > 0 ? 1 : 0;
   } finally {
     await session.close();

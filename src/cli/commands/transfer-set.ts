@@ -6,7 +6,7 @@ import { asDirectoryPrefix, isFolderMarker, placeKey } from "../../plan/keys.js"
 import { formatLocation, UsageError, type Location } from "../../plan/location.js";
 import { downloadPartSize, formatSize, parseSize } from "../../plan/parts.js";
 import { needsCopy, type EntryState } from "../../plan/sync.js";
-import { ObjectBatch, type ObjectResult } from "../../engine/batch.js";
+import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/batch.js";
 import { copyS3Object } from "../../engine/copy.js";
 import { downloadObject } from "../../engine/download.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
@@ -18,7 +18,7 @@ import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { deleteKeys } from "../../engine/delete.js";
 import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
-import { endsTheRun, isBrokenPipe, reportError } from "../errors.js";
+import { endsTheRun, isBrokenPipe } from "../errors.js";
 import type { CpArgs } from "./cp.js";
 import type { Session } from "../session.js";
 
@@ -42,6 +42,8 @@ export function withSetOptions<T>(y: Argv<T>) {
 /** Where a per-object line goes, and the command's final tally. */
 interface Reporter {
   result(result: ObjectResult): void;
+  dryrunTransfers: number;
+  dryrunDeletions: number;
 }
 
 
@@ -53,7 +55,7 @@ interface Reporter {
 export async function runTransferSet(mode: "cp" | "sync", session: Session, source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
   const ctx = session.context;
   const filters = compileFilters(filtersFromArgv(argv));
-  const reporter = makeReporter(args, session);
+  const reporter = makeReporter(session);
   const objectSlots = Math.max(8, ctx.queue.concurrency * 2);
   const batch = new ObjectBatch(ctx, objectSlots, (r) => {
     if (r.status === "ok" || r.status === "failed") session.progress.objectDone();
@@ -215,23 +217,27 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
   const summary = await batch.finish();
   await session.throwIfStopped();
   const seconds = (Date.now() - started) / 1000;
-  if (args.json) {
+  if (session.printer.mode === "json") {
     const { requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums } = ctx.stats;
-    await session.stdout.write(JSON.stringify({ command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums }) + "\n");
-  } else if (!args.quiet) {
-    const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
-    process.stderr.write(
-      `${mode}: ${summary.transferred} transferred (${formatSize(summary.bytes)}), ${summary.skipped} ${args.dryrun ? "not done (dry run)" : "skipped"}, ${summary.failed} failed in ${seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s, ${(summary.transferred / Math.max(seconds, 0.001)).toFixed(0)} objects/s)\n`,
-    );
-  }
+    const skipped = summary.skipped - reporter.dryrunTransfers - reporter.dryrunDeletions;
+    session.printer.json({
+      command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, skipped, dryrunTransfers: reporter.dryrunTransfers, dryrunDeletions: reporter.dryrunDeletions,
+      seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums,
+    });
+    await session.stdout.settled();
+  } else session.printer.note(summaryText(mode, summary, reporter, seconds));
   return summary.failed > 0 ? 1 : 0;
 }
 
-function makeReporter(args: SetArgs, session: Session): Reporter {
-  const stdout = session.stdout;
-  return {
+/**
+ * Prints each object's outcome through the session's printer, and counts
+ * the dry-run lines (the engine's summary counts them as skipped).
+ */
+function makeReporter(session: Session): Reporter {
+  const reporter: Reporter = {
+    dryrunTransfers: 0,
+    dryrunDeletions: 0,
     result(r) {
-      if (r.status === "skipped") return;
       if (r.status === "failed") {
         // Once the run is stopped (Ctrl-C, a closed stdout, a failure every
         // object would meet), objects fail for that one reason, reported at the end.
@@ -241,20 +247,25 @@ function makeReporter(args: SetArgs, session: Session): Reporter {
           return;
         }
       }
-      if (args.json) {
-        const error = r.error === undefined ? undefined : reportError(r.error).message;
-        stdout.print(JSON.stringify({ action: r.action, source: r.source, destination: r.destination, size: r.size, status: r.status, error }) + "\n");
-        return;
+      if (r.status === "dryrun") {
+        if (r.action === "delete") reporter.dryrunDeletions++;
+        else reporter.dryrunTransfers++;
       }
-      if (r.status === "failed") {
-        process.stderr.write(`s3x: ${r.action} failed: ${r.source}${r.destination ? ` to ${r.destination}` : ""}: ${reportError(r.error).message}\n`);
-        return;
-      }
-      if (args.quiet) return;
-      const to = r.action === "delete" ? "" : ` to ${r.destination}`;
-      stdout.print(`${r.status === "dryrun" ? "(dryrun) " : ""}${r.action}: ${r.source}${to}\n`);
+      session.printer.result(r);
     },
   };
+  return reporter;
+}
+
+/** The run's last line on stderr: every action counted, deletions and dry-run lines included. */
+function summaryText(mode: "cp" | "sync", summary: BatchSummary, reporter: Reporter, seconds: number): string {
+  const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
+  const skipped = summary.skipped - reporter.dryrunTransfers - reporter.dryrunDeletions;
+  const counts =
+    reporter.dryrunTransfers + reporter.dryrunDeletions > 0
+      ? `${reporter.dryrunTransfers} to transfer, ${reporter.dryrunDeletions} to delete (dry run: nothing done)`
+      : `${summary.transferred} transferred (${formatSize(summary.bytes)}), ${summary.deleted} deleted`;
+  return `${mode}: ${counts}, ${skipped} skipped, ${summary.failed} failed in ${seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s, ${(summary.transferred / Math.max(seconds, 0.001)).toFixed(0)} objects/s)`;
 }
 
 function listing(session: Session, bucket: string, prefix: string): AsyncGenerator<ListedObject> {
