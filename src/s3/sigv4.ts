@@ -12,7 +12,12 @@ import { createHmac, hash } from "node:crypto";
  * key is derived once per credentials, day and region, and the timestamp
  * string once per second; a request costs one SHA-256 of its canonical form
  * and one HMAC, both by one-shot hashes (RequestHmac). The unit tests check
- * every signature against the SDK's.
+ * it against AWS's published vectors (sigv4-vectors.test.ts) and random
+ * requests against the SDK's signer. End to end (bench/ab.ts, 2,000 × 64
+ * KiB downloads, 5 interleaved pairs, load average 15-40): client CPU-s
+ * median 6.87 here against 7.65 with @smithy/signature-v4 (one signer per
+ * credentials and region, its key cached), lower in 4 pairs of 5; noisy,
+ * to be measured again on a quiet machine.
  */
 
 export interface SigningCredentials {
