@@ -33,6 +33,42 @@ type Start = { token?: string; startAfter?: string };
  * before, and so do directory buckets, which do not list in key order.
  */
 export async function* listObjectPages(ctx: TransferContext, bucket: string, prefix: string, delimiter?: string): AsyncGenerator<ListPage> {
+  const pages = pagesOf(ctx, bucket, prefix, delimiter);
+  if (isDirectoryBucket(bucket)) yield* pages;
+  else yield* inKeyOrder(pages, `s3://${bucket}/${prefix}`);
+}
+
+/**
+ * The pages as they are, after checking that every key (and every common
+ * prefix) comes after the one before, in S3's order, across pages: a
+ * listing that skips back or repeats was not read whole, and nothing
+ * (sync --delete least of all) may act on it.
+ */
+async function* inKeyOrder(pages: AsyncGenerator<ListPage>, where: string): AsyncGenerator<ListPage> {
+  let lastKey: string | undefined;
+  let lastPrefix: string | undefined;
+  for await (const page of pages) {
+    for (const { key } of page.objects) {
+      if (lastKey !== undefined && compareKeys(key, lastKey) <= 0) throw new ListingOrderError(where, lastKey, key);
+      lastKey = key;
+    }
+    for (const prefix of page.prefixes) {
+      if (lastPrefix !== undefined && compareKeys(prefix, lastPrefix) <= 0) throw new ListingOrderError(where, lastPrefix, prefix);
+      lastPrefix = prefix;
+    }
+    yield page;
+  }
+}
+
+/** A listing whose keys did not come in S3's order: it cannot be trusted to be whole. */
+export class ListingOrderError extends Error {
+  constructor(where: string, before: string, after: string) {
+    super(`listing ${where}: ${JSON.stringify(after)} came after ${JSON.stringify(before)}, out of S3's key order; the listing cannot be trusted to be whole, so nothing was done with it`);
+    this.name = "ListingOrderError";
+  }
+}
+
+async function* pagesOf(ctx: TransferContext, bucket: string, prefix: string, delimiter?: string): AsyncGenerator<ListPage> {
   const { controller, dispose } = childController(ctx.signal);
   const pageSize = ctx.listPageSize ?? MAX_PAGE_SIZE;
   const atMost = ctx.listRanges ?? DEFAULT_LIST_RANGES;

@@ -7,7 +7,9 @@ import { readAll } from "./body.js";
  * The SDK parses every answer into a generic tree and then walks it against
  * the operation's schema: a page of 1,000 keys costs 12 ms of CPU through
  * the SDK and 5 ms with this reader, request building and signing included
- * (npm run bench:list-xml), for a listing or a no-op sync most of the client's work. An S3 listing is a flat, regular document
+ * (npm run bench:list-xml), for a listing or a no-op sync most of the client's work
+ * (end to end, `ls -r` of 10,000 keys: 0.38 CPU-s against 0.94 with the
+ * SDK's parser, 7 interleaved pairs, bench/ab.ts). An S3 listing is a flat, regular document
  * (`<Contents>` blocks of a few text elements), so s3x reads the fields it
  * uses straight out of the text. The SDK still builds, signs and sends the
  * request and still parses everything else: errors (any status but 200),
@@ -56,7 +58,8 @@ export interface ListObjectsV2Fields {
 
 /**
  * Reads a ListBucketResult document; undefined when it is not one this
- * reader understands (then the SDK's parser takes over). Top-level fields
+ * reader understands, or when its KeyCount disagrees with the keys and
+ * prefixes read (then the SDK's parser takes over). Top-level fields
  * are read outside the `<Contents>` and `<CommonPrefixes>` blocks, which
  * have a `<Prefix>` of their own.
  */
@@ -64,8 +67,11 @@ export function parseListObjectsV2(xml: string): ListObjectsV2Fields | undefined
   const root = xml.indexOf("<ListBucketResult");
   const end = xml.lastIndexOf("</ListBucketResult>");
   if (root < 0 || end < root) return undefined;
-  // CDATA or comments inside the document: leave it to a real XML parser.
-  if (xml.includes("<![CDATA[", root) || xml.includes("<!--", root)) return undefined;
+  // Anything but plain tags and the five entities (attributes, whitespace in
+  // a tag, CDATA, comments, other entities, CR line ends): the SDK's parser
+  // reads it. A `<Contents xmlns="">` read as text would lose every key.
+  const body = xml.slice(xml.indexOf(">", root) + 1, end);
+  if (NOT_A_PLAIN_TAG.test(body) || UNKNOWN_ENTITY.test(body) || body.includes("\r")) return undefined;
   const contents: NonNullable<ListObjectsV2Fields["Contents"]> = [];
   const prefixes: NonNullable<ListObjectsV2Fields["CommonPrefixes"]> = [];
   let topLevel = "";
@@ -122,11 +128,18 @@ export function parseListObjectsV2(xml: string): ListObjectsV2Fields | undefined
     NextContinuationToken: text(topLevel, tag("NextContinuationToken")),
     StartAfter: text(topLevel, tag("StartAfter")),
   };
+  // A count that disagrees with what was read: the SDK's parser reads it (and s3/list.ts checks again).
+  if (output.KeyCount !== undefined && output.KeyCount !== contents.length + prefixes.length) return undefined;
   if (contents.length > 0) output.Contents = contents;
   if (prefixes.length > 0) output.CommonPrefixes = prefixes;
   for (const name of Object.keys(output) as (keyof ListObjectsV2Fields)[]) if (output[name] === undefined) delete output[name];
   return output;
 }
+
+/** A `<` that does not open `<Name>`, `</Name>` or `<Name/>`. */
+const NOT_A_PLAIN_TAG = /<(?!\/?[A-Za-z][A-Za-z0-9]*\/?>)/;
+/** An `&` that does not start one of the entities decodeEntities knows. */
+const UNKNOWN_ENTITY = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});)/;
 
 function nearest(a: number, b: number, end: number): number {
   return Math.min(a < 0 ? end : a, b < 0 ? end : b, end);

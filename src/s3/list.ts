@@ -52,11 +52,45 @@ export async function listObjectsPage(
 ): Promise<ListPage & { nextToken?: string }> {
   const input = { Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token, StartAfter: options.startAfter, MaxKeys: options.maxKeys };
   const out = await send(client, new ListObjectsV2Command(input), options.signal);
+  checkListingPage(out);
   return {
-    objects: (out.Contents ?? []).map((o) => ({ key: o.Key ?? "", size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
+    objects: (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
     prefixes: (out.CommonPrefixes ?? []).map((p) => p.Prefix ?? ""),
     nextToken: out.IsTruncated ? out.NextContinuationToken : undefined,
   };
+}
+
+/** A ListObjectsV2 answer that does not hold together: acting on it could skip or delete keys. */
+export class ListingPageError extends Error {
+  constructor(problem: string) {
+    super(`the listing page cannot be trusted: ${problem}; nothing was done with it`);
+    this.name = "ListingPageError";
+  }
+}
+
+/** The parts of a ListObjectsV2 output that say whether the page is whole. */
+interface PageFields {
+  IsTruncated?: boolean;
+  NextContinuationToken?: string;
+  KeyCount?: number;
+  Contents?: { Key?: string }[];
+  CommonPrefixes?: unknown[];
+}
+
+/**
+ * Checks a page before anything uses it, whichever parser read it: a page
+ * read as fewer keys than it holds would make `sync --delete` delete the
+ * rest, and one truncated without a token would end the listing early.
+ * IsTruncated must be there (an answer without it is not a listing),
+ * KeyCount (when sent) must count the keys and prefixes read, a truncated
+ * page must say where to go on, and every entry must have a key.
+ */
+export function checkListingPage(out: PageFields): void {
+  if (typeof out.IsTruncated !== "boolean") throw new ListingPageError("the answer has no IsTruncated (not a ListBucketResult?)");
+  const read = (out.Contents?.length ?? 0) + (out.CommonPrefixes?.length ?? 0);
+  if (out.KeyCount !== undefined && out.KeyCount !== read) throw new ListingPageError(`the server's KeyCount is ${out.KeyCount} but the page holds ${read} keys and prefixes`);
+  if (out.IsTruncated && !out.NextContinuationToken) throw new ListingPageError("IsTruncated is true but there is no NextContinuationToken");
+  if (out.Contents?.some((o) => typeof o.Key !== "string" || o.Key === "")) throw new ListingPageError("an entry has no Key");
 }
 
 export async function listBuckets(client: S3Client): Promise<{ name: string; created?: Date }[]> {

@@ -129,7 +129,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const leftovers = new LeftoverIndex();
     const blockingWrites = new BlockingWrites();
     const localStats = new PathStats(nothingInFlight);
-    for await (const obj of listing(session, source.bucket, prefix)) {
+    const sourceListing = { whole: false };
+    for await (const obj of listing(session, source.bucket, prefix, sourceListing)) {
       if (isFolderMarker(obj)) continue;
       const relativeKey = obj.key.slice(prefix.length);
       const placement = placeKey(relativeKey);
@@ -177,7 +178,10 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
         return result.size;
       });
     }
-    if (sync && args.delete) await deleteLocal(batch, root, dest.path, seen, filters, args.dryrun);
+    if (sync && args.delete) {
+      requireWholeListing(sourceListing, source);
+      await deleteLocal(batch, root, dest.path, seen, filters, args.dryrun);
+    }
   } else if (source.kind === "s3" && dest.kind === "s3") {
     const srcPrefix = asDirectoryPrefix(source.key);
     const destPrefix = asDirectoryPrefix(dest.key);
@@ -185,7 +189,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     const copyThreshold = parseSize(args["copy-threshold"]);
     // As for uploads: list both sides at once when syncing.
     let remote: Map<string, EntryState> | undefined;
-    let sourceObjects: AsyncIterable<ListedObject> | ListedObject[] = listing(session, source.bucket, srcPrefix);
+    const sourceListing = { whole: false };
+    let sourceObjects: AsyncIterable<ListedObject> | ListedObject[] = listing(session, source.bucket, srcPrefix, sourceListing);
     if (sync) [remote, sourceObjects] = await Promise.all([listAll(session, dest.bucket, destPrefix), collect(sourceObjects)]);
     for await (const obj of sourceObjects) {
       // As aws-cli, folder markers are not copied (the destination side's listing never counts them either).
@@ -209,7 +214,10 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
         return result.size;
       });
     }
-    if (sync && args.delete && remote) await deleteRemote(session, batch, dest.bucket, destPrefix, [...remote.keys()].filter((rel) => !seen.has(rel) && isIncluded(filters, rel)), args.dryrun);
+    if (sync && args.delete && remote) {
+      requireWholeListing(sourceListing, source);
+      await deleteRemote(session, batch, dest.bucket, destPrefix, [...remote.keys()].filter((rel) => !seen.has(rel) && isIncluded(filters, rel)), args.dryrun);
+    }
   } else {
     throw new UsageError(`${mode} needs a local directory and an s3:// prefix, or two s3:// prefixes (got ${formatLocation(source)} and ${formatLocation(dest)})`);
   }
@@ -268,11 +276,22 @@ function summaryText(mode: "cp" | "sync", summary: BatchSummary, reporter: Repor
   return `${mode}: ${counts}, ${skipped} skipped, ${summary.failed} failed in ${seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s, ${(summary.transferred / Math.max(seconds, 0.001)).toFixed(0)} objects/s)`;
 }
 
-function listing(session: Session, bucket: string, prefix: string): AsyncGenerator<ListedObject> {
+/**
+ * A listing's objects, page by page. `read.whole` turns true only once the
+ * listing has been read to its end, every page checked on the way
+ * (s3/list.ts checkListingPage, engine/listing.ts key order).
+ */
+function listing(session: Session, bucket: string, prefix: string, read: { whole: boolean } = { whole: false }): AsyncGenerator<ListedObject> {
   const ctx = session.context;
   return (async function* () {
     for await (const page of listObjectPages(ctx, bucket, prefix)) yield* page.objects;
+    read.whole = true;
   })();
+}
+
+/** sync --delete decides from the source's listing: only a listing read whole may delete anything. */
+function requireWholeListing(read: { whole: boolean }, source: Location): void {
+  if (!read.whole) throw new Error(`sync --delete: the listing of ${formatLocation(source)} was not read to its end; nothing was deleted`);
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {

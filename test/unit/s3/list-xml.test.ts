@@ -80,4 +80,33 @@ describe("s3/list-xml: ListObjectsV2 answers read without the SDK's XML parser",
     const viaSdk = await clientAnswering(odd, true).send(new ListObjectsV2Command({ Bucket: "b" }));
     assert.equal(viaSdk.Contents?.[0].Key, "odd");
   });
+
+  it("leaves unusual but valid spellings to the SDK's parser, which reads every key (never a page read as empty)", async () => {
+    const page = (contents: string, keyCount = "2") =>
+      `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix></Prefix><KeyCount>${keyCount}</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>${contents}</ListBucketResult>`;
+    const entry = (open: string, key: string) => `${open}<Key>${key}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><ETag>"x"</ETag><Size>1</Size></Contents>`;
+    const unusual = [
+      page(entry('<Contents xmlns="">', "a") + entry('<Contents xmlns="">', "b")),
+      page(entry("<Contents >", "a") + entry("<Contents\n>", "b")),
+      page(entry("<Contents>", "a") + entry("<Contents>", '<![CDATA[b]]>')),
+      page(entry("<Contents>", "a") + entry("<Contents>", "b<!-- note -->")),
+      page(entry("<Contents>", "a") + entry("<Contents>", "b").replace("<Key>", '<Key xml:space="preserve">')),
+      page(entry("<Contents>", "a") + entry("<Contents>", "b").replace("</Key>", "</Key >")),
+      page(entry("<Contents>", "a&#13;") + entry("<Contents>", "b")).replace("<Name>", "\r\n<Name>"),
+    ];
+    for (const xml of unusual) {
+      assert.equal(parseListObjectsV2(xml), undefined, xml);
+      const viaSdk = await clientAnswering(xml, false).send(new ListObjectsV2Command({ Bucket: "b" }));
+      const direct = await clientAnswering(xml, true).send(new ListObjectsV2Command({ Bucket: "b" }));
+      assert.deepEqual(essentials(direct), essentials(viaSdk), xml);
+      assert.equal(direct.Contents?.length, 2, xml);
+    }
+  });
+
+  it("leaves a page whose KeyCount disagrees with the keys it read to the SDK's parser", () => {
+    const xml = `<ListBucketResult><KeyCount>3</KeyCount><IsTruncated>false</IsTruncated><Contents><Key>a</Key></Contents><CommonPrefixes><Prefix>p/</Prefix></CommonPrefixes></ListBucketResult>`;
+    assert.equal(parseListObjectsV2(xml), undefined);
+    assert.equal(parseListObjectsV2(xml.replace("<KeyCount>3", "<KeyCount>2"))?.Contents?.length, 1, "keys and prefixes both count");
+  });
 });
+

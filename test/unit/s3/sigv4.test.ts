@@ -25,7 +25,7 @@ function bytes(data: SourceData): string | Buffer {
 }
 
 /** The Authorization and x-amz-date the SDK's SigV4 signer gives the same request (S3: no double encoding). */
-async function sdkSignature(method: string, path: string, headers: Record<string, string>, credentials: SigningCredentials, region: string, at: Date, query: Record<string, string> = {}): Promise<Record<string, string>> {
+async function sdkSignature(method: string, path: string, headers: Record<string, string>, credentials: SigningCredentials, region: string, at: Date, query: Record<string, string | string[]> = {}): Promise<Record<string, string>> {
   const signer = new SignatureV4({ credentials, region, service: "s3", sha256: Sha256, uriEscapePath: false });
   const request = new HttpRequest({ method, protocol: "https:", hostname: headers.host, path, query: { ...query }, headers: { ...headers } });
   const signed = await signer.sign(request, { signingDate: at });
@@ -83,6 +83,51 @@ describe("s3/sigv4: s3x's own signatures for direct requests", () => {
       signHeaders("PUT", "/bucket/dir/part%20key", ours, TEMPORARY, "us-east-1", "s3", at.getTime(), query);
       const sdk = await sdkSignature("PUT", "/bucket/dir/part%20key", headers, TEMPORARY, "us-east-1", at, query);
       assert.equal(ours.authorization, sdk.authorization, JSON.stringify(query));
+    }
+  });
+
+  it("signs query names that are prefixes of others as the SDK does (sorted by name, then value)", async () => {
+    const at = new Date("2026-11-23T22:15:07.345Z");
+    const queries: Record<string, string>[] = [
+      { a: "1", "a-b": "2" },
+      { "list-type": "2", prefix: "data/", "prefix-2": "x", "continuation-token": "1ueGcx/Rx1T+r==" },
+      { part: "1", part1: "2", "part.x": "3", "part~": "4", "part_": "5", "part ü": "6" },
+    ];
+    for (const query of queries) {
+      const headers = { host: "127.0.0.1:7480", "x-amz-content-sha256": "UNSIGNED-PAYLOAD" };
+      const ours: Record<string, string> = { ...headers };
+      signHeaders("GET", "/bucket", ours, KEYS, "us-east-1", "s3", at.getTime(), query);
+      const sdk = await sdkSignature("GET", "/bucket", headers, KEYS, "us-east-1", at, query);
+      assert.equal(ours.authorization, sdk.authorization, JSON.stringify(query));
+    }
+  });
+
+  it("signs random requests exactly as the SDK's signer does", async () => {
+    // Names and values from characters around the ones that order differently
+    // as "name=value" text ('-', '.', digits, '%'-encoded) and the unreserved ones.
+    const alphabet = ["a", "b", "A", "-", ".", "_", "~", "0", "9", " ", "/", "=", "&", "+", "%", "ü", "日", "*", "'"];
+    let seed = 20261125;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const word = (min: number): string => Array.from({ length: min + random(4) }, () => alphabet[random(alphabet.length)]).join("");
+    for (let i = 0; i < 300; i++) {
+      const at = new Date(Date.UTC(2026, random(12), 1 + random(28), random(24), random(60), random(60)));
+      const query: Record<string, string | string[]> = {};
+      const base = word(1);
+      for (let n = random(5); n > 0; n--) query[random(2) === 0 ? base + word(0) : word(1)] = random(4) === 0 ? [word(0), word(0)] : word(0);
+      const headers: Record<string, string> = { host: `h${random(100)}.example.com:${1000 + random(9000)}`, "x-amz-content-sha256": random(2) ? "UNSIGNED-PAYLOAD" : randomBytes(32).toString("hex") };
+      for (let n = random(4); n > 0; n--) headers[`x-amz-meta-${"abc-"[random(4)]}${random(50)}`] = `${random(2) ? "  " : ""}v ${random(1000)}${random(2) ? "   x " : ""}`;
+      if (random(2)) headers.range = `bytes=${random(1000)}-${1000 + random(1000)}`;
+      const credentials = random(2) ? KEYS : TEMPORARY;
+      const region = ["us-east-1", "eu-west-3", "ap-southeast-2"][random(3)]!;
+      const path = `/bucket/${encodeURIComponent(word(1))}`;
+      const method = random(2) ? "GET" : "PUT";
+      const ours = { ...headers };
+      signHeaders(method, path, ours, credentials, region, "s3", at.getTime(), query);
+      const sdk = await sdkSignature(method, path, headers, credentials, region, at, query);
+      assert.equal(ours.authorization, sdk.authorization, `${method} ${path} ${JSON.stringify(query)} ${JSON.stringify(headers)}`);
     }
   });
 
