@@ -1,6 +1,7 @@
 import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { link, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
+import { setTimeout as delay } from "node:timers/promises";
 import { basename, dirname, join } from "node:path";
 
 /** The suffix of the lock file beside a destination (`.NAME.s3x-lock`). */
@@ -25,6 +26,9 @@ export class DestinationBusyError extends Error {}
 const TAKEOVER_ATTEMPTS = 5;
 /** An unreadable lock (torn by a crash) older than this is stale; a younger one is being written. */
 const UNREADABLE_STALE_MS = 10_000;
+/** How long, and how often, a lock still being written is read again before the run is refused. */
+const UNREADABLE_WAIT_MS = 5_000;
+const UNREADABLE_POLL_MS = 20;
 
 /**
  * An exclusive lock on one download destination: the file `.NAME.s3x-lock`
@@ -38,6 +42,10 @@ const UNREADABLE_STALE_MS = 10_000;
  * Taking over is made safe against a second run taking it over at the same
  * time: the stale file is renamed aside and compared with what was judged
  * stale; a lock created meanwhile is put back (link(): never over another).
+ *
+ * Cost: a create and an unlink per file, 60-90 µs of CPU with blocking calls
+ * and 150-230 µs through the thread pool (2,000 files on ext4, loaded
+ * machine): at most ~0.5 CPU-s on a 2,000-object download.
  */
 export class DestinationLock {
   readonly path: string;
@@ -62,16 +70,26 @@ export class DestinationLock {
     const text = JSON.stringify({ pid: process.pid, host: hostname(), command: process.argv[1] ?? "", started: new Date().toISOString(), temp } satisfies LockHolder) + "\n";
     let takenOver: LockHolder | undefined;
     let last: { found: Found; verdict: Verdict } | undefined;
-    for (let attempt = 0; attempt <= TAKEOVER_ATTEMPTS; attempt++) {
-      if (await this.create(text, blocking && attempt === 0)) {
+    const lookAgainUntil = Date.now() + UNREADABLE_WAIT_MS;
+    for (let attempt = 0; attempt <= TAKEOVER_ATTEMPTS; ) {
+      if (await this.create(text, blocking && attempt === 0 && last === undefined)) {
         this.ownText = text;
         return takenOver;
       }
       const found = await this.readHolder();
-      if (found === "gone") continue; // released between our try and the read
+      if (found === "gone") {
+        attempt++; // released between our try and the read
+        continue;
+      }
       const verdict = await judge(found);
       last = { found, verdict };
+      // A lock just created is empty for a moment (its writer is between open and write): look again.
+      if (!found.holder && verdict === "alive" && Date.now() < lookAgainUntil) {
+        await delay(UNREADABLE_POLL_MS);
+        continue;
+      }
       if (verdict !== "dead") break;
+      attempt++;
       if (await this.removeIfUnchanged(found.text)) {
         const who = found.holder ? `s3x process ${found.holder.pid} (started ${found.holder.started})` : "a process that left it unreadable";
         debug(`${this.path}: taking over the stale lock of ${who}, which is no longer running`);
