@@ -80,7 +80,7 @@ export const cpSingle: Scenario[] = [
   {
     name: "cp --dryrun S3 → S3 prints and copies nothing",
     remote: { "p/a.txt": "alpha\n" },
-    steps: [["cp", "s3://{b}/p/a.txt", "--dryrun", "s3://{b}/q/a.txt"]],
+    steps: [["cp", "s3://{b}/p/a.txt", "s3://{b}/q/a.txt", "--dryrun"]],
   },
   {
     name: "cp --content-type and --metadata on upload",

@@ -65,11 +65,6 @@ export const lsBucketScenarios: Scenario[] = [
     steps: [["ls", "s3://{b}"]],
   },
   {
-    name: "ls of a missing bucket",
-    ordered: true,
-    steps: [["ls", "s3://{nb}/"]],
-  },
-  {
     name: "mb makes a bucket",
     steps: [["mb", "s3://{nb}"]],
   },

@@ -19,27 +19,27 @@ export const rmMvScenarios: Scenario[] = [
     steps: [["rm", "--dryrun", "s3://{b}/p/a.txt"]],
   },
   {
-    name: "rm -r prefix (with folder markers)",
+    name: "rm --recursive prefix (with folder markers)",
     remote: { ...remoteTree("p/"), "p/marker/": "", "pq/not-under-p.txt": "stay\n" },
-    steps: [["rm", "-r", "s3://{b}/p/"]],
+    steps: [["rm", "--recursive", "s3://{b}/p/"]],
   },
   {
-    name: "rm -r with --exclude/--include",
+    name: "rm --recursive with --exclude/--include",
     remote: remoteTree("p/"),
     steps: [["rm", "--recursive", "s3://{b}/p/", "--exclude", "*", "--include", "*.txt", "--exclude", "sub/*"]],
   },
   {
-    name: "rm -r with a filter before the path",
+    name: "rm --recursive with a filter before the path",
     remote: remoteTree("p/"),
     steps: [["rm", "--exclude=*.bin", "--recursive", "s3://{b}/p/"]],
   },
   {
-    name: "rm -r --dryrun prints and deletes nothing",
+    name: "rm --recursive --dryrun prints and deletes nothing",
     remote: remoteTree("p/"),
     steps: [["rm", "s3://{b}/p/", "--dryrun", "--recursive"]],
   },
   {
-    name: "rm -r --quiet prints nothing",
+    name: "rm --recursive --quiet prints nothing",
     stderrEmptiness: true,
     remote: remoteTree("p/"),
     steps: [["rm", "s3://{b}/p/", "--recursive", "--quiet"]],
@@ -60,19 +60,19 @@ export const rmMvScenarios: Scenario[] = [
     steps: [["mv", "s3://{b}/p/a.txt", "s3://{b2}/moved/"]],
   },
   {
-    name: "mv -r directory → prefix",
+    name: "mv --recursive directory → prefix",
     local: localTree("d"),
-    steps: [["mv", "-r", "d", "s3://{b}/p/"]],
+    steps: [["mv", "--recursive", "d", "s3://{b}/p/"]],
   },
   {
-    name: "mv -r prefix → prefix with --exclude",
+    name: "mv --recursive prefix → prefix with --exclude",
     remote: remoteTree("p/"),
     steps: [["mv", "--recursive", "s3://{b}/p/", "s3://{b}/q/", "--exclude", "sub/*"]],
   },
   {
-    name: "mv -r prefix → directory",
+    name: "mv --recursive prefix → directory",
     remote: remoteTree("p/"),
-    steps: [["mv", "-r", "s3://{b}/p/", "out"]],
+    steps: [["mv", "--recursive", "s3://{b}/p/", "out"]],
   },
   {
     name: "mv --dryrun one object prints and moves nothing",

@@ -18,7 +18,7 @@ export const syncScenarios: Scenario[] = [
   },
   {
     name: "sync upload --delete removes what the directory lacks",
-    local: { "d/a.txt": "alpha\n" },
+    local: { "d/a.txt": { body: "alpha\n", mtime: PAST } },
     remote: { "p/a.txt": "alpha\n", "p/gone.txt": "gone\n", "p/sub/gone2.txt": "gone\n", "other/stay.txt": "stay\n" },
     steps: [["sync", "d", "s3://{b}/p/", "--delete"]],
   },
@@ -67,13 +67,13 @@ export const syncScenarios: Scenario[] = [
     ],
   },
   {
-    name: "sync download --delete removes local files the prefix lacks",
+    name: "sync download --delete removes local files the prefix lacks (and replaces a newer same-size file)",
     local: { "out/a.txt": { body: "alpha\n", mtime: FUTURE }, "out/stale.txt": "stale\n", "out/sub/stale2.txt": "stale\n" },
     remote: { "p/a.txt": "alpha\n", "p/new.txt": "new\n" },
     steps: [["sync", "s3://{b}/p/", "out", "--delete"]],
   },
   {
-    name: "sync download: same size, local newer is skipped, local older is copied",
+    name: "sync download: same size, a local file newer than the object is replaced, an older one kept",
     local: { "out/newer.txt": { body: "NEWER\n", mtime: FUTURE }, "out/older.txt": { body: "OLDER\n", mtime: PAST } },
     remote: { "p/newer.txt": "newer\n", "p/older.txt": "older\n" },
     steps: [["sync", "s3://{b}/p/", "out"]],
