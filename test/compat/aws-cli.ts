@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { accessSync, constants as fsConstants, mkdtempSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestS3 } from "../support/s3-server.js";
@@ -41,6 +42,8 @@ export function ensureAwsCliInstalled(log?: (line: string) => void): void {
 export interface AwsCli {
   /** Runs `aws --endpoint-url … s3 ARGS…` in `cwd`. */
   s3(args: string[], cwd: string): Promise<CommandResult>;
+  /** Removes the throw-away HOME and config. */
+  dispose(): Promise<void>;
 }
 
 export interface CommandResult {
@@ -73,6 +76,7 @@ export function awsCliFor(s3: TestS3): AwsCli {
   };
   return {
     s3: (args, cwd) => runCommand(AWS_CLI, ["--endpoint-url", s3.endpoint, "s3", ...args], env, cwd),
+    dispose: () => rm(home, { recursive: true, force: true }),
   };
 }
 

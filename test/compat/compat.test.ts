@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import PQueue from "p-queue";
 import { testS3 } from "../support/s3-server.js";
-import { awsCliFor, ensureAwsCliInstalled } from "./aws-cli.js";
+import { awsCliFor, ensureAwsCliInstalled, type AwsCli } from "./aws-cli.js";
 import { runScenario } from "./harness.js";
 import type { Scenario } from "./scenario.js";
 import { cpSingle } from "./scenarios/cp-single.js";
@@ -33,12 +33,14 @@ type Outcome = { mismatches: string[] } | { error: unknown };
 
 describe("aws-cli compatibility: aws-cli 2.9 and s3x side by side (real radosgw)", function () {
   const outcomes = new Map<Scenario, Promise<Outcome>>();
+  let aws: AwsCli | undefined;
 
   before(async function () {
     this.timeout(300_000);
     ensureAwsCliInstalled((line) => process.stderr.write(`  [aws-cli] ${line}\n`));
     const s3 = await testS3();
-    const ctx = { s3, aws: awsCliFor(s3) };
+    aws = awsCliFor(s3);
+    const ctx = { s3, aws };
     const queue = new PQueue({ concurrency: CONCURRENT_SCENARIOS });
     for (const scenario of Object.values(groups).flat()) {
       const outcome = queue.add(() => runScenario(ctx, scenario)).then(
@@ -47,6 +49,11 @@ describe("aws-cli compatibility: aws-cli 2.9 and s3x side by side (real radosgw)
       );
       outcomes.set(scenario, outcome);
     }
+  });
+
+  after(async () => {
+    await Promise.all(outcomes.values());
+    await aws?.dispose();
   });
 
   for (const [group, scenarios] of Object.entries(groups)) {

@@ -6,7 +6,7 @@
  * files. An empty list means s3x behaved as aws-cli.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
@@ -32,6 +32,14 @@ interface Side {
 
 export async function runScenario(ctx: CompatContext, scenario: Scenario): Promise<string[]> {
   const [aws, s3x] = await Promise.all([prepareSide(ctx, scenario, "aws"), prepareSide(ctx, scenario, "s3x")]);
+  try {
+    return await runPrepared(ctx, scenario, aws, s3x);
+  } finally {
+    await Promise.all([aws.dir, s3x.dir].map((dir) => rm(dir, { recursive: true, force: true })));
+  }
+}
+
+async function runPrepared(ctx: CompatContext, scenario: Scenario, aws: Side, s3x: Side): Promise<string[]> {
   const mismatches: string[] = [];
   for (const [index, step] of scenario.steps.entries()) {
     const [awsRun, s3xRun] = await Promise.all([runStep(ctx, aws, step), runStep(ctx, s3x, step)]);
