@@ -44,6 +44,11 @@ export const cpSingle: Scenario[] = [
     steps: [["cp", "s3://{b}/p/ünï cødé.txt", "./"]],
   },
   {
+    name: "cp S3 → stdout (-)",
+    remote: { "p/a.txt": "alpha\nbeta\n" },
+    steps: [["cp", "s3://{b}/p/a.txt", "-"]],
+  },
+  {
     name: "cp S3 → S3 key in another bucket",
     remote: { "p/a.txt": { body: "alpha\n", contentType: "text/x-alpha", metadata: { origin: "setup" } } },
     steps: [["cp", "s3://{b}/p/a.txt", "s3://{b2}/copy/a2.txt"]],

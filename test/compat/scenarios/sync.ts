@@ -96,6 +96,14 @@ export const syncScenarios: Scenario[] = [
     steps: [["sync", "s3://{b}/p/", "s3://{b2}/q/", "--delete"]],
   },
   {
+    name: "sync prefix → prefix twice: the second is a no-op",
+    remote: remoteTree("p/"),
+    steps: [
+      ["sync", "s3://{b}/p/", "s3://{b}/q/"],
+      ["sync", "s3://{b}/p/", "s3://{b}/q/"],
+    ],
+  },
+  {
     name: "sync --quiet upload prints nothing",
     stderrEmptiness: true,
     local: localTree("d"),
