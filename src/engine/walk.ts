@@ -1,6 +1,7 @@
 import { lstatSync, statSync, type Dirent, type Stats } from "node:fs";
 import { lstat, opendir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { isWorkingFile } from "./sinks/working-files.js";
 
 export interface LocalEntry {
   /** "/"-separated path relative to the walked directory. */
@@ -132,6 +133,7 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
       yield* walkDirectory(childAbsolute, childRelative, ancestors, walk);
       ancestors.delete(id);
     } else if (info.isFile()) {
+      if (isWorkingFile(dirent.name)) return; // another run's temporary file, journal or lock
       yield { relativePath: childRelative, absolutePath: childAbsolute, size: info.size, mtimeMs: info.mtimeMs };
     }
   };

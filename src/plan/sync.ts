@@ -13,9 +13,14 @@ export interface SyncRules {
 }
 
 /**
- * aws-cli's rules for whether sync copies a path that exists on both sides:
- * sizes differ, or the source is newer; --size-only compares sizes alone;
- * --exact-timestamps (downloads) copies when the times differ at all.
+ * Whether sync copies a path that exists on both sides: sizes differ, or
+ * (uploads, copies) the source is newer, as aws-cli; --size-only compares
+ * sizes alone. Downloads copy when the times differ at all, which aws-cli
+ * does only with --exact-timestamps: by default it re-downloads a local file
+ * newer than the object but skips an object newer than the local file, so a
+ * checkpoint rewritten in S3 at the same size is never fetched. s3x dates
+ * every download with the object's LastModified, so an unchanged pair has
+ * equal times and a repeated sync stays a no-op.
  * Times are compared at whole seconds: S3 keeps LastModified to the second.
  */
 export function needsCopy(source: EntryState, dest: EntryState | undefined, direction: SyncDirection, rules: SyncRules): boolean {
@@ -24,6 +29,6 @@ export function needsCopy(source: EntryState, dest: EntryState | undefined, dire
   if (rules.sizeOnly) return false;
   const src = Math.floor(source.mtimeMs / 1000);
   const dst = Math.floor(dest.mtimeMs / 1000);
-  if (direction === "download" && rules.exactTimestamps) return src !== dst;
+  if (direction === "download") return src !== dst;
   return src > dst;
 }

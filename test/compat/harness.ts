@@ -5,7 +5,7 @@
  * sides ended up different: exit codes, printed lines, stored objects, local
  * files. An empty list means s3x behaved as aws-cli.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -14,7 +14,7 @@ import { runS3x } from "../support/cli.js";
 import type { TestS3 } from "../support/s3-server.js";
 import type { AwsCli, CommandResult } from "./aws-cli.js";
 import type { LocalFile, RemoteObject, Scenario } from "./scenario.js";
-import { bucketState, localState, compareStates } from "./state.js";
+import { bucketState, localState, compareStates, type State } from "./state.js";
 
 export interface CompatContext {
   s3: TestS3;
@@ -44,7 +44,10 @@ async function runPrepared(ctx: CompatContext, scenario: Scenario, aws: Side, s3
   for (const [index, step] of scenario.steps.entries()) {
     const [awsRun, s3xRun] = await Promise.all([runStep(ctx, aws, step), runStep(ctx, s3x, step)]);
     const label = `step ${index + 1} (${step.join(" ")})`;
-    if (awsRun.code !== s3xRun.code) {
+    const purpose = scenario.differsOnPurpose;
+    if (purpose?.s3xExitCode !== undefined && awsRun.code !== s3xRun.code) {
+      if (s3xRun.code !== purpose.s3xExitCode || awsRun.code === 0) mismatches.push(`${label}: exit code aws ${awsRun.code}, s3x ${s3xRun.code}, expected s3x ${purpose.s3xExitCode} (${purpose.reason})`);
+    } else if (awsRun.code !== s3xRun.code) {
       mismatches.push(`${label}: exit code aws ${awsRun.code}, s3x ${s3xRun.code} (s3x stderr: ${oneLine(s3xRun.stderr)}; aws stderr: ${oneLine(awsRun.stderr)})`);
     }
     if (!scenario.stdoutDiffers?.steps.includes(index + 1)) {
@@ -63,9 +66,11 @@ async function runPrepared(ctx: CompatContext, scenario: Scenario, aws: Side, s3
       bucketState(ctx.s3, aws.buckets[bucket], scenario.acl === true),
       bucketState(ctx.s3, s3x.buckets[bucket], scenario.acl === true),
     ]);
+    if (bucket === "b") mismatches.push(...expectContentTypes(scenario, awsState, s3xState));
     mismatches.push(...compareStates(`objects in {${bucket}}`, awsState, s3xState));
   }
   const [awsFiles, s3xFiles] = await Promise.all([localState(aws.dir), localState(s3x.dir)]);
+  mismatches.push(...expectFiles(scenario, awsFiles, s3xFiles));
   mismatches.push(...compareStates("local files", awsFiles, s3xFiles));
   return mismatches;
 }
@@ -149,4 +154,29 @@ function printedLines(stdout: string, side: Side, ordered: boolean): string[] {
 function oneLine(text: string): string {
   const trimmed = text.trim().replace(/\s*\n\s*/g, " | ");
   return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed || "(empty)";
+}
+
+/** Checks s3x's files where it differs on purpose, then leaves them out of the side-by-side comparison. */
+function expectFiles(scenario: Scenario, aws: State, s3x: State): string[] {
+  const out: string[] = [];
+  for (const [path, text] of Object.entries(scenario.differsOnPurpose?.s3xFiles ?? {})) {
+    const body = Buffer.from(text);
+    const expected = JSON.stringify({ size: body.length, sha256: createHash("sha256").update(body).digest("hex").slice(0, 16) });
+    if (JSON.stringify(s3x.get(path)) !== expected) out.push(`local files: ${JSON.stringify(path)} should hold ${JSON.stringify(text)} on s3x's side (${scenario.differsOnPurpose?.reason})`);
+    aws.delete(path);
+    s3x.delete(path);
+  }
+  return out;
+}
+
+/** Checks the Content-Type s3x stores where it differs on purpose, then compares the rest of those objects. */
+function expectContentTypes(scenario: Scenario, aws: State, s3x: State): string[] {
+  const out: string[] = [];
+  for (const [key, type] of Object.entries(scenario.differsOnPurpose?.s3xContentTypes ?? {})) {
+    const object = s3x.get(key);
+    if (object?.contentType !== type) out.push(`objects in {b}: ${JSON.stringify(key)} should have Content-Type ${type} on s3x's side, has ${String(object?.contentType)} (${scenario.differsOnPurpose?.reason})`);
+    const awsObject = aws.get(key);
+    if (object && awsObject) s3x.set(key, { ...object, contentType: awsObject.contentType });
+  }
+  return out;
 }

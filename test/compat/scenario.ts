@@ -34,4 +34,18 @@ export interface Scenario {
    * codes, objects and files still are.
    */
   stdoutDiffers?: { steps: number[]; reason: string };
+  /**
+   * Where s3x differs from aws-cli on purpose (each listed in the README's
+   * "Differences from aws-cli"): what s3x must do instead, checked as
+   * strictly as the rest. Everything not named here is still compared.
+   */
+  differsOnPurpose?: {
+    reason: string;
+    /** s3x's exit code for every step where aws-cli's differs (aws-cli's must not be 0 either). */
+    s3xExitCode?: number;
+    /** Local files (relative path → text) s3x leaves where aws-cli leaves something else. */
+    s3xFiles?: Record<string, string>;
+    /** Content-Type s3x stores for these keys of {b} where aws-cli stores another. */
+    s3xContentTypes?: Record<string, string>;
+  };
 }

@@ -1,6 +1,5 @@
 import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
-import { formatSize } from "../../plan/parts.js";
 import { withRetries } from "../../engine/retry.js";
 import { inProgressUploads } from "../../engine/uploads.js";
 import { listBuckets } from "../../s3/list.js";
@@ -64,7 +63,7 @@ export async function runLs(args: LsArgs): Promise<number> {
     let count = 0;
     let prefixes = 0;
     let total = 0;
-    const size = (n: number): string => (args["human-readable"] ? formatSize(n) : String(n)).padStart(10);
+    const size = (n: number): string => (args["human-readable"] ? humanSize(n) : String(n)).padStart(10);
     const pages = listObjectPages(ctx, loc.bucket, loc.key, args.recursive ? undefined : "/");
     const base = args.recursive ? "" : loc.key.slice(0, loc.key.lastIndexOf("/") + 1);
     for await (const page of pages) {
@@ -86,11 +85,25 @@ export async function runLs(args: LsArgs): Promise<number> {
     }
     if (args.summarize) {
       if (args.json) await out(JSON.stringify({ totalObjects: count, totalSize: total }));
-      else await out(`\nTotal Objects: ${count}\n   Total Size: ${args["human-readable"] ? formatSize(total) : total}`);
+      else await out(`\nTotal Objects: ${count}\n   Total Size: ${args["human-readable"] ? humanSize(total) : total}`);
     }
     // As aws-cli: a prefix with nothing under it is an error (exit 1, nothing printed); an empty bucket is not.
     return loc.key !== "" && count === 0 && prefixes === 0 ? 1 : 0;
   } finally {
     await session.close();
   }
+}
+
+const HUMAN_UNITS = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+/** A size as aws-cli's `ls --human-readable` prints it: "1 Byte", "6 Bytes", "1.0 KiB", "2.5 MiB". */
+export function humanSize(bytes: number): string {
+  if (bytes === 1) return "1 Byte";
+  if (bytes < 1024) return `${bytes} Bytes`;
+  for (let i = 0; i < HUMAN_UNITS.length; i++) {
+    const unit = 1024 ** (i + 2);
+    // The first unit in which the value, rounded, stays under 1024 (as aws-cli's human_readable_size).
+    if (Math.round((bytes / unit) * 1024) < 1024 || i === HUMAN_UNITS.length - 1) return `${((1024 * bytes) / unit).toFixed(1)} ${HUMAN_UNITS[i]}`;
+  }
+  return `${bytes} Bytes`;
 }

@@ -1,6 +1,9 @@
 /** cp of one object, in every direction, with the options that set what is stored. */
 import type { Scenario } from "../scenario.js";
 
+/** Why s3x's Content-Types differ from aws-cli's (README: Differences from aws-cli). */
+const CONTENT_TYPE_REASON = "s3x always sends a Content-Type: guessed by the mime-types database (gzip files as application/gzip), else application/octet-stream; aws-cli sends none when Python guesses none (the server then stores binary/octet-stream)";
+
 export const cpSingle: Scenario[] = [
   {
     name: "cp file → S3 key",
@@ -21,6 +24,7 @@ export const cpSingle: Scenario[] = [
     name: "cp empty file → S3",
     local: { "empty.dat": "" },
     steps: [["cp", "empty.dat", "s3://{b}/e/"]],
+    differsOnPurpose: { reason: CONTENT_TYPE_REASON, s3xContentTypes: { "e/empty.dat": "application/octet-stream" } },
   },
   {
     name: "cp S3 → file",
@@ -66,6 +70,7 @@ export const cpSingle: Scenario[] = [
   {
     name: "cp of a missing local file",
     steps: [["cp", "missing.txt", "s3://{b}/k"]],
+    differsOnPurpose: { reason: "exit codes: s3x exits 1 when a transfer fails, its source missing included (README: Exit codes); aws-cli exits 255", s3xExitCode: 1 },
   },
   {
     name: "cp to a missing bucket fails",
@@ -117,6 +122,10 @@ export const cpSingle: Scenario[] = [
       "t/noext": "n",
     },
     steps: [["cp", "--recursive", "t", "s3://{b}/types/"]],
+    differsOnPurpose: {
+      reason: CONTENT_TYPE_REASON,
+      s3xContentTypes: { "types/f.gz": "application/gzip", "types/g.tar.gz": "application/gzip", "types/h.parquet": "application/octet-stream", "types/noext": "application/octet-stream" },
+    },
   },
   {
     name: "cp --quiet prints nothing",

@@ -35,6 +35,15 @@ for (const mode of MODES) describe(`engine/walk (${mode.name})`, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it("leaves out s3x's own working files (another run's temporary file, journal and lock), keeps the user's dot files", async () => {
+    await mkdir(join(dir, "sub"));
+    const working = [".a.bin.1f2e3d4c.s3x-part", ".a.bin.s3x-part", ".a.bin.s3x-part.journal", ".a.bin.s3x-lock", "sub/.b.s3x-lock", "sub/.b.s3x-lock.stale-12-ab"];
+    const mine = [".env", "a.bin", "sub/b", "sub/x.s3x-lock", ".s3x-lock"];
+    for (const name of [...working, ...mine]) await writeFile(join(dir, name), "x");
+    const { files } = await walk(dir);
+    assert.deepEqual(files.map((f) => f.relativePath).sort(), [...mine].sort());
+  });
+
   it("yields every file once, with its size, across more entries than one stat batch and nested folders", async () => {
     // 300 files in one folder: more than one batch of stats (128), with folders among them.
     const expected = new Map<string, number>();

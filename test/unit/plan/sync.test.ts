@@ -13,10 +13,16 @@ describe("plan/sync (aws-cli rules)", () => {
     assert.equal(needsCopy({ size: 2, mtimeMs: t - 60_000 }, { size: 1, mtimeMs: t }, "upload", rules), true);
   });
 
-  it("copies a same-size source that is newer, skips one that is as old or older", () => {
+  it("uploads and copies a same-size source that is newer, skips one that is as old or older", () => {
     assert.equal(needsCopy({ size: 1, mtimeMs: t + 5_000 }, { size: 1, mtimeMs: t }, "upload", rules), true);
     assert.equal(needsCopy({ size: 1, mtimeMs: t }, { size: 1, mtimeMs: t }, "upload", rules), false);
-    assert.equal(needsCopy({ size: 1, mtimeMs: t - 5_000 }, { size: 1, mtimeMs: t }, "download", rules), false);
+    assert.equal(needsCopy({ size: 1, mtimeMs: t - 5_000 }, { size: 1, mtimeMs: t }, "copy", rules), false);
+  });
+
+  it("downloads a same-size object whose time differs either way (an object rewritten in S3 at the same size, or a local edit), skips equal times", () => {
+    assert.equal(needsCopy({ size: 1, mtimeMs: t + 5_000 }, { size: 1, mtimeMs: t }, "download", rules), true);
+    assert.equal(needsCopy({ size: 1, mtimeMs: t - 5_000 }, { size: 1, mtimeMs: t }, "download", rules), true);
+    assert.equal(needsCopy({ size: 1, mtimeMs: t }, { size: 1, mtimeMs: t }, "download", rules), false);
   });
 
   it("compares at whole seconds (S3 keeps LastModified to the second)", () => {
