@@ -3,7 +3,8 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { DestinationBusyError, DestinationLock, type LockHolder } from "../../../src/engine/sinks/destination-lock.js";
+import { DestinationBusyError, type LockHolder } from "../../../src/engine/locks/exclusive-lock.js";
+import { DestinationLock } from "../../../src/engine/sinks/destination-lock.js";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
 
 /** The pid of a process that has exited (its exit awaited, so the pid is certainly dead). */

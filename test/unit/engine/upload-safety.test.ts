@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { PartReceipts } from "../../../src/engine/part-receipts.js";
 import { multipartEtag } from "../../../src/engine/multipart-commit.js";
 import { recordMatchesRequest, type UploadRecord } from "../../../src/engine/resume/upload-journal.js";
-import { DestinationBusyError, lockDestination } from "../../../src/engine/resume/upload-lock.js";
+import { DestinationBusyError } from "../../../src/engine/locks/exclusive-lock.js";
+import { lockDestination } from "../../../src/engine/resume/upload-lock.js";
 import { ChecksumSupport } from "../../../src/engine/integrity/checksum-support.js";
 
 const md5 = (data: string): string => createHash("md5").update(data).digest("hex");
