@@ -1,5 +1,5 @@
 import { PlanError } from "../plan/parts.js";
-import { DestinationBusyError } from "../engine/resume/upload-lock.js";
+import { DestinationBusyError } from "../engine/locks/exclusive-lock.js";
 import { ChecksumIgnoredError } from "../engine/integrity/checksum-support.js";
 import { LostCompletionError } from "../engine/multipart-commit.js";
 import { UsageError } from "../plan/location.js";
@@ -60,7 +60,7 @@ function describeError(err: unknown): ReportedError {
   if (err instanceof RangeError && /memory budget/.test(err.message)) return { message: err.message, exitCode: ExitCode.usage };
   if (err instanceof RequestError && isCredentialsError(err.cause)) return describeError(err.cause);
   if (err instanceof RequestError || err instanceof ChecksumMismatchError) return { message: err.message, exitCode: ExitCode.failed };
-  // Upload refusals that explain themselves (engine/resume/upload-lock, integrity/checksum-support, multipart-commit).
+  // Refusals that explain themselves (engine/locks/exclusive-lock, integrity/checksum-support, multipart-commit).
   if (err instanceof DestinationBusyError || err instanceof ChecksumIgnoredError || err instanceof LostCompletionError) return { message: err.message, exitCode: ExitCode.failed };
   const errno = err as NodeJS.ErrnoException;
   if (errno && typeof errno.code === "string" && errno.syscall && LOCAL_ERRORS[errno.code]) {

@@ -100,8 +100,8 @@ async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: Download
     verifier: Promise.resolve(undefined),
   };
   try {
-    // Before anything is read or removed: one run at a time per destination.
-    await sink.claim?.((line) => ctx.debug?.(line));
+    // One run at a time per destination once a journal is involved; the sink takes its lock when it finds or starts one.
+    await sink.claim?.((line) => ctx.debug?.(line), true);
     const previous = await previousDownload(ctx, ref, sink, options);
     if (previous) {
       const resumed = await resumeDownload(run, previous, partSize, options);

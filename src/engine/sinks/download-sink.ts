@@ -20,8 +20,9 @@ export interface DownloadSink {
   /**
    * Optional, called first: takes the destination for this run, or throws
    * when another run holds it. `debug` hears what is worth a --debug line.
+   * `lazily`: the sink takes it only once it needs it (a journal).
    */
-  claim?(debug: (line: string) => void): Promise<void>;
+  claim?(debug: (line: string) => void, lazily?: boolean): Promise<void>;
   /** Called once, when the object's size is known; `resumable`: worth journaling for --resume. */
   open(size: number, identity: ObjectIdentity, resumable?: boolean): Promise<void>;
   write(index: number, offset: number, data: Buffer): Promise<void>;

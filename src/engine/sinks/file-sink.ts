@@ -21,10 +21,14 @@ export interface FileSinkOptions {
  * final name (and a rename within one directory is atomic).
  *
  * Two runs to one destination: the temporary file's name is unique per run
- * (`.NAME.<random>.s3x-part`), and a lock file beside the destination
- * (`.NAME.s3x-lock`, destination-lock.ts) admits one run at a time; a second
- * is refused with one line naming the first. Even if locking failed (a file
- * system shared by two hosts), each run renames only the bytes it wrote.
+ * (`.NAME.<random>.s3x-part`), so each run renames only the bytes it wrote
+ * and the final name always holds one whole object. That is all an object
+ * that arrives in one response needs. A download with a journal (ranged, or
+ * continuing or removing a leftover) also takes a lock file beside the
+ * destination (`.NAME.s3x-lock`, destination-lock.ts): one run at a time may
+ * touch a journal and the file it names; a second is refused with one line
+ * naming the first. The lock is not taken for one-response objects: on
+ * 2,000 objects of 64 KiB its create and unlink per file cost ~40 % more time.
  *
  * Resume: beside the temporary file a journal (`.NAME.s3x-part.journal`)
  * names it and records which ranges are on disk. A run killed at any point
@@ -63,6 +67,10 @@ export class FileSink implements DownloadSink {
   private adopted = false;
   private closed = false;
   private wroteAny = false;
+  /** This run created its own temporary file (removed on failure even without the lock). */
+  private createdTemp = false;
+  /** Where --debug lines about the lock go (given to claim()). */
+  private debug: (line: string) => void = () => undefined;
   /**
    * The write in progress: writes into one file go one at a time. Buffered
    * writes to one inode serialize on its lock in the kernel anyway, and
@@ -93,8 +101,14 @@ export class FileSink implements DownloadSink {
     this.fs = options.fileSystem ?? nodeFileSystem;
   }
 
-  /** Takes the destination's lock (refused while another live run holds it); a dead holder's orphaned file is removed. */
-  async claim(debug: (line: string) => void = () => undefined): Promise<void> {
+  /**
+   * Takes the destination's lock (refused while another live run holds it); a
+   * dead holder's orphaned file is removed. `lazily`: only note `debug`; the
+   * lock is taken once needed (a leftover journal found, or a ranged open).
+   */
+  async claim(debug: (line: string) => void = () => undefined, lazily = false): Promise<void> {
+    this.debug = debug;
+    if (lazily || this.lock.held) return;
     const dead = await this.lock.acquire(basename(this.tempPath), debug, this.blockingWrites?.fast === true);
     if (!dead) return;
     const orphan = join(this.directory, dead.temp);
@@ -111,6 +125,11 @@ export class FileSink implements DownloadSink {
     if (this.leftovers && this.handle === undefined && !(await this.leftovers.mayHaveJournal(this.finalPath))) return undefined;
     const found = await readJournal(this.journalPath, this.directory, this.legacyTemp);
     if (found === undefined) return undefined;
+    if (!this.lock.held) {
+      // Only the lock's holder may continue or remove a leftover: take it, then look again.
+      await this.claim(this.debug);
+      return this.previous();
+    }
     if (found === "unreadable") return { identity: { etag: "", size: -1 }, done: [], location: this.journalPath };
     if (found.temp !== this.tempPath && !(await exists(found.temp))) {
       // Its file was published just before a crash, the journal not yet removed: nothing to resume.
@@ -141,14 +160,17 @@ export class FileSink implements DownloadSink {
     this.journal = undefined;
     this.writing = Promise.resolve();
     this.blocking = undefined;
-    if (!this.lock.held) await this.claim();
+    // A journaled download needs the lock; a one-response object does not (see the class comment).
+    if (resumable && !this.lock.held) await this.claim(this.debug);
     if (!resumable && this.blockingWrites?.shouldBlock()) {
       const started = performance.now();
       const fd = openSync(this.tempPath, "wx+", 0o644);
+      this.createdTemp = true;
       this.blocking = { fd, spentUs: (performance.now() - started) * 1000 };
       return;
     }
     this.handle = await this.fs.open(this.tempPath, "wx+", 0o644);
+    this.createdTemp = true;
     // Size the file up front: positional writes then never extend it. (A
     // one-range object is written in one go: it needs no sizing.)
     if (size > 0 && resumable) await this.handle.truncate(size);
@@ -272,12 +294,14 @@ export class FileSink implements DownloadSink {
   /**
    * The download failed. With `keep` (it was interrupted, and bytes are on
    * disk) the temporary file and journal stay for --resume, the journal
-   * brought up to date first; otherwise nothing is left behind. A sink that
-   * never got the lock touches nothing on disk.
+   * brought up to date first; otherwise nothing is left behind. A sink
+   * without the lock removes only its own temporary file (a one-response
+   * object, or refused the lock): never another run's file, journal or lock.
    */
   async discard(keep = false): Promise<boolean> {
     if (!this.lock.held) {
       await this.close().catch(() => undefined);
+      if (this.createdTemp) await this.fs.unlink(this.tempPath).catch(() => undefined);
       return false;
     }
     const journal = this.journal;

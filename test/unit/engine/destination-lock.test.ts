@@ -3,7 +3,8 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { DestinationBusyError, DestinationLock, type LockHolder } from "../../../src/engine/sinks/destination-lock.js";
+import { DestinationBusyError, type LockHolder } from "../../../src/engine/locks/exclusive-lock.js";
+import { DestinationLock } from "../../../src/engine/sinks/destination-lock.js";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
 
 /** The pid of a process that has exited (its exit awaited, so the pid is certainly dead). */
@@ -52,26 +53,6 @@ describe("engine/sinks/destination-lock", () => {
     assert.deepEqual(debug, []);
   });
 
-  it("takes over the lock of a dead process, and says so for --debug", async () => {
-    const pid = await deadPid();
-    await writeFile(join(dir, ".f.s3x-lock"), holder({ pid, temp: ".f.deadbeef.s3x-part" }));
-    const lock = new DestinationLock(join(dir, "f"));
-    const dead = await lock.acquire(".f.cccccccc.s3x-part", note);
-    assert.equal(dead?.pid, pid);
-    assert.equal(dead?.temp, ".f.deadbeef.s3x-part");
-    assert.equal(debug.length, 1);
-    assert.match(debug[0]!, new RegExp(`\\.f\\.s3x-lock: taking over the stale lock of s3x process ${pid} \\(started 2026-01-01T00:00:00.000Z\\), which is no longer running`));
-    assert.equal((JSON.parse(await readFile(join(dir, ".f.s3x-lock"), "utf8")) as LockHolder).temp, ".f.cccccccc.s3x-part");
-    await lock.release();
-  });
-
-  it("a pid that now runs another program (reused after a crash) is dead to the lock", async () => {
-    await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: process.pid, command: "/nowhere/s3x.js" }));
-    const lock = new DestinationLock(join(dir, "f"));
-    assert.equal((await lock.acquire(".f.dddddddd.s3x-part", note))?.command, "/nowhere/s3x.js");
-    await lock.release();
-  });
-
   it("a lock from another host cannot be judged from here: refused, naming the host and the file to remove", async () => {
     await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: 4242, host: "rank-7.example" }));
     await assert.rejects(new DestinationLock(join(dir, "f")).acquire(".f.eeeeeeee.s3x-part", note), /s3x process 4242 on host rank-7\.example \(started [^)]+\) is downloading to it \(lock \S+\); not touching it; remove \S+\.f\.s3x-lock if that process is gone$/);
@@ -87,15 +68,6 @@ describe("engine/sinks/destination-lock", () => {
     assert.equal(await lock.acquire(".f.ffffffff.s3x-part", note), undefined, "no holder to report");
     assert.match(debug[0]!, /taking over the stale lock of a process that left it unreadable/);
     await lock.release();
-  });
-
-  it("two runs taking over one stale lock at once: one gets it, the other is refused", async () => {
-    await writeFile(join(dir, ".f.s3x-lock"), holder({ pid: await deadPid() }));
-    const results = await Promise.allSettled([0, 1].map((i) => new DestinationLock(join(dir, "f")).acquire(`.f.${i}${i}${i}${i}${i}${i}${i}${i}.s3x-part`, note)));
-    assert.deepEqual(results.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
-    const refused = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
-    assert.ok(refused.reason instanceof DestinationBusyError, String(refused.reason));
-    assert.deepEqual((await readdir(dir)).sort(), [".f.s3x-lock"], "no renamed-aside lock left over");
   });
 
   describe("a file sink taking over a dead run's destination", () => {

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PartReceipts } from "../../../src/engine/part-receipts.js";
 import { multipartEtag } from "../../../src/engine/multipart-commit.js";
-import { recordMatchesRequest, type UploadRecord } from "../../../src/engine/resume/upload-journal.js";
-import { DestinationBusyError, lockDestination } from "../../../src/engine/resume/upload-lock.js";
+import { destinationPrefix, recordMatchesRequest, uploadsDirectory, type UploadRecord } from "../../../src/engine/resume/upload-journal.js";
+import { DestinationBusyError } from "../../../src/engine/locks/exclusive-lock.js";
+import { lockDestination } from "../../../src/engine/resume/upload-lock.js";
 import { ChecksumSupport } from "../../../src/engine/integrity/checksum-support.js";
 
 const md5 = (data: string): string => createHash("md5").update(data).digest("hex");
@@ -128,6 +129,26 @@ describe("engine: upload safety bookkeeping", () => {
         child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
       });
       const lock = await lockDestination("e", ref);
+      await lock.release();
+    });
+
+    it("is the one lock mechanism of downloads too: another host's lock is refused in one line naming it; an earlier release's bare-pid lock of a dead process is taken over", async () => {
+      const ref = { bucket: "b", key: "shared" };
+      const path = join(uploadsDirectory(), `${destinationPrefix("e", ref)}.lock`);
+      await writeFile(path, JSON.stringify({ pid: 4242, host: "rank-7.example", command: "s3x", started: "2026-01-01T00:00:00.000Z" }) + "\n");
+      await assert.rejects(lockDestination("e", ref), (err: unknown) => {
+        assert.ok(err instanceof DestinationBusyError && err.pid === 4242, String(err));
+        assert.equal(err.message, `another s3x (pid 4242 on host rank-7.example) is uploading to this key right now; remove ${path} if that process is gone`);
+        return true;
+      });
+      const dead = await new Promise<number>((resolve, reject) => {
+        const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+        child.on("error", reject);
+        child.on("exit", () => resolve(child.pid!));
+      });
+      await writeFile(path, `${dead}\n`);
+      const lock = await lockDestination("e", ref);
+      assert.equal((JSON.parse(await readFile(path, "utf8")) as { pid: number }).pid, process.pid);
       await lock.release();
     });
   });
