@@ -9,7 +9,9 @@ import {
   PutObjectCommand,
   UploadPartCommand,
   UploadPartCopyCommand,
+  type ObjectCannedACL,
   type S3Client,
+  type ServerSideEncryption,
   type StorageClass,
 } from "./sdk.js";
 import type { Readable } from "node:stream";
@@ -62,11 +64,28 @@ function checksumOutput(out: Partial<Record<ChecksumField, string>> & { Checksum
   return {};
 }
 
+/**
+ * How an object is stored and who may read it (--acl, --sse,
+ * --sse-kms-key-id): set on every object s3x writes, a copy too whatever
+ * its metadata directive.
+ */
+export interface StorageSettings {
+  acl?: string;
+  /** AES256 or aws:kms (x-amz-server-side-encryption). */
+  sse?: string;
+  sseKmsKeyId?: string;
+}
+
 /** What s3x sets on objects it writes. */
-export interface ObjectAttributes {
+export interface ObjectAttributes extends StorageSettings {
   contentType?: string;
   storageClass?: string;
   metadata?: Record<string, string>;
+  cacheControl?: string;
+  contentEncoding?: string;
+  contentDisposition?: string;
+  contentLanguage?: string;
+  expires?: Date;
 }
 
 export interface ObjectInfo {
@@ -80,6 +99,8 @@ export interface ObjectInfo {
   checksumType?: ChecksumType;
   /** Parts of a multipart object (x-amz-mp-parts-count), when the server says. */
   partsCount?: number;
+  /** The headers a copy made in parts sets again (CopyObject copies them itself). */
+  headers?: Pick<ObjectAttributes, "cacheControl" | "contentEncoding" | "contentDisposition" | "contentLanguage" | "expires">;
 }
 
 interface Call {
@@ -96,6 +117,7 @@ export async function headObject(client: S3Client, ref: ObjectRef, call: Call & 
     contentType: out.ContentType,
     metadata: out.Metadata,
     partsCount: out.PartsCount,
+    headers: { cacheControl: out.CacheControl, contentEncoding: out.ContentEncoding, contentDisposition: out.ContentDisposition, contentLanguage: out.ContentLanguage, expires: out.Expires },
     ...checksumOutput(out),
   };
 }
@@ -339,11 +361,49 @@ async function copyStream(stream: Readable, target: Buffer, offset: number, onBy
 
 /** An object's attributes as the headers the SDK writes for them (for direct PUTs and copies). */
 function attributeHeaders(attrs: ObjectAttributes): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = storageHeaders(attrs);
   if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
   if (attrs.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
+  if (attrs.cacheControl !== undefined) headers["cache-control"] = attrs.cacheControl;
+  if (attrs.contentEncoding !== undefined) headers["content-encoding"] = attrs.contentEncoding;
+  if (attrs.contentDisposition !== undefined) headers["content-disposition"] = attrs.contentDisposition;
+  if (attrs.contentLanguage !== undefined) headers["content-language"] = attrs.contentLanguage;
+  if (attrs.expires !== undefined) headers.expires = attrs.expires.toUTCString();
   for (const [name, value] of Object.entries(attrs.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
   return headers;
+}
+
+/** The headers of StorageSettings, as the SDK writes them. */
+function storageHeaders(settings: StorageSettings): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (settings.acl !== undefined) headers["x-amz-acl"] = settings.acl;
+  if (settings.sse !== undefined) headers["x-amz-server-side-encryption"] = settings.sse;
+  if (settings.sseKmsKeyId !== undefined) headers["x-amz-server-side-encryption-aws-kms-key-id"] = settings.sseKmsKeyId;
+  return headers;
+}
+
+/** StorageSettings as SDK input members. */
+function storageInput(settings: StorageSettings) {
+  return {
+    ACL: settings.acl as ObjectCannedACL | undefined,
+    ServerSideEncryption: settings.sse as ServerSideEncryption | undefined,
+    SSEKMSKeyId: settings.sseKmsKeyId,
+  };
+}
+
+/** ObjectAttributes as SDK input members (PutObject, CreateMultipartUpload, CopyObject). */
+function attributeInput(attrs: ObjectAttributes) {
+  return {
+    ...storageInput(attrs),
+    ContentType: attrs.contentType,
+    StorageClass: attrs.storageClass as StorageClass | undefined,
+    Metadata: attrs.metadata,
+    CacheControl: attrs.cacheControl,
+    ContentEncoding: attrs.contentEncoding,
+    ContentDisposition: attrs.contentDisposition,
+    ContentLanguage: attrs.contentLanguage,
+    Expires: attrs.expires,
+  };
 }
 
 export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & ChecksumCall = {}): Promise<string> {
@@ -361,9 +421,7 @@ export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, 
       Key: ref.key,
       Body: body,
       ContentLength: body.length,
-      ContentType: attrs.contentType,
-      StorageClass: attrs.storageClass as StorageClass | undefined,
-      Metadata: attrs.metadata,
+      ...attributeInput(attrs),
       ...checksumInput(call.checksum),
     }), call.signal);
   call.echoed?.(checksumOutput(out).checksum);
@@ -379,9 +437,7 @@ export async function createMultipartUpload(client: S3Client, ref: ObjectRef, at
   const out = await send(client, new CreateMultipartUploadCommand({
       Bucket: ref.bucket,
       Key: ref.key,
-      ContentType: attrs.contentType,
-      StorageClass: attrs.storageClass as StorageClass | undefined,
-      Metadata: attrs.metadata,
+      ...attributeInput(attrs),
       ChecksumAlgorithm: call.checksum?.algorithm,
       ChecksumType: call.checksum?.type,
     }), call.signal);
@@ -463,10 +519,22 @@ function copySource(ref: ObjectRef): string {
   return `${ref.bucket}/${ref.key.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-export async function copyObject(client: S3Client, source: ObjectRef, dest: ObjectRef, attrs: ObjectAttributes | undefined, sourceEtag: string | undefined, call: Call = {}): Promise<void> {
+/**
+ * CopyObject. With `attrs` the copy gets those attributes (metadata
+ * directive REPLACE); without, the source's (COPY), and `storage` alone.
+ */
+export async function copyObject(
+  client: S3Client,
+  source: ObjectRef,
+  dest: ObjectRef,
+  attrs: ObjectAttributes | undefined,
+  sourceEtag: string | undefined,
+  call: Call & { storage?: StorageSettings } = {},
+): Promise<void> {
+  const written: ObjectAttributes = attrs ?? call.storage ?? {};
   if (canSendDirectly(client, dest.bucket)) {
     // The headers the SDK writes for the input below (s3/direct.ts).
-    const headers = attributeHeaders(attrs ?? {});
+    const headers = attributeHeaders(written);
     headers["x-amz-copy-source"] = copySource(source);
     headers["x-amz-metadata-directive"] = attrs ? "REPLACE" : "COPY";
     if (sourceEtag) headers["x-amz-copy-source-if-match"] = sourceEtag;
@@ -479,9 +547,7 @@ export async function copyObject(client: S3Client, source: ObjectRef, dest: Obje
       CopySourceIfMatch: sourceEtag || undefined,
       // Keep the source's metadata unless the user gave new attributes.
       MetadataDirective: attrs ? "REPLACE" : "COPY",
-      ContentType: attrs?.contentType,
-      Metadata: attrs?.metadata,
-      StorageClass: attrs?.storageClass as StorageClass | undefined,
+      ...attributeInput(written),
     }), call.signal);
 }
 
