@@ -122,3 +122,10 @@ function readKeyFile(path: string, option: string): Buffer {
     throw new UsageError(`${option}-key ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
 }
+
+/** Checks every object option at once, before anything is sent. */
+export function checkObjectOptions(args: ObjectOptionArgs): void {
+  replacesMetadata(args);
+  headerAttributes(args);
+  storageSettings(args);
+}

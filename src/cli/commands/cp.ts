@@ -21,7 +21,7 @@ import { StdoutLines } from "../output.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
 import { ExitCode, InterruptError, isBrokenPipe, reportError } from "../errors.js";
 import type { ObjectResult } from "../../engine/batch.js";
-import { replacesMetadata, requestSettings, storageSettings, withObjectOptions, type ObjectOptionArgs } from "../object-options.js";
+import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings, withObjectOptions, type ObjectOptionArgs } from "../object-options.js";
 
 export interface CpArgs extends CommonArgs, ObjectOptionArgs {
   source: string;
@@ -86,6 +86,7 @@ export type AfterCopy = (session: Session, source: Location, result: CpResult) =
 export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly string[], mode: "cp" | "mv" = "cp", afterCopy?: AfterCopy): Promise<number> {
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
+  checkObjectOptions(args);
   if (args.recursive) return runMany(mode, source, dest, args as SetArgs, argv);
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const threshold = checkThreshold(args);
