@@ -110,7 +110,7 @@ describe("object attributes: headers, ACL, encryption, request payer (integratio
     const md5 = (key: string) => createHash("md5").update(key).digest("base64");
     const b64 = (key: string) => Buffer.from(key).toString("base64");
     // The fake answers CopyObject itself (radosgw 16 answers 501 to copies of SSE-C objects).
-    proxy.answer = (req) => (req.method === "PUT" && req.headers["x-amz-copy-source"] && !/partNumber=/.test(req.url) ? { status: 200, body: '<CopyObjectResult><ETag>"0"</ETag></CopyObjectResult>' } : undefined);
+    proxy.answer = (req) => (req.method === "PUT" && req.headers["x-amz-copy-source"] && !/partNumber=/.test(req.path) ? { status: 200, body: '<CopyObjectResult><ETag>"0"</ETag></CopyObjectResult>' } : undefined);
     try {
       const ssec = ["--sse-c-copy-source", "AES256", "--sse-c-copy-source-key", SSE_C_KEY, "--sse-c", "AES256", "--sse-c-key", OTHER_SSE_C_KEY];
       const single = await viaProxy(["cp", `s3://${bucket}/ssec/big.bin`, `s3://${bucket}/ssec/copied.bin`, ...ssec]);
@@ -124,7 +124,7 @@ describe("object attributes: headers, ACL, encryption, request payer (integratio
     assert.ok(heads.length >= 1);
     for (const h of heads) assert.equal(h.headers["x-amz-server-side-encryption-customer-key"], b64(SSE_C_KEY), "the source is read with its key");
     const copies = proxy.requests.filter((r) => r.method === "PUT" && r.headers["x-amz-copy-source"]);
-    assert.ok(copies.length >= 2, JSON.stringify(proxy.requests.map((r) => `${r.method} ${r.url}`)));
+    assert.ok(copies.length >= 2, JSON.stringify(proxy.requests.map((r) => `${r.method} ${r.path}`)));
     for (const c of copies) {
       assert.equal(c.headers["x-amz-copy-source-server-side-encryption-customer-algorithm"], "AES256");
       assert.equal(c.headers["x-amz-copy-source-server-side-encryption-customer-key"], b64(SSE_C_KEY));
@@ -132,7 +132,7 @@ describe("object attributes: headers, ACL, encryption, request payer (integratio
       assert.equal(c.headers["x-amz-server-side-encryption-customer-key"], b64(OTHER_SSE_C_KEY));
       assert.equal(c.headers["x-amz-server-side-encryption-customer-key-md5"], md5(OTHER_SSE_C_KEY));
     }
-    const create = proxy.requests.find((r) => r.method === "POST" && /[?&]uploads/.test(r.url));
+    const create = proxy.requests.find((r) => r.method === "POST" && /[?&]uploads/.test(r.path));
     assert.equal(create?.headers["x-amz-server-side-encryption-customer-key"], b64(OTHER_SSE_C_KEY));
     assert.equal(await openUploads(s3, bucket), 0);
   });
@@ -154,20 +154,20 @@ describe("object attributes: headers, ACL, encryption, request payer (integratio
     await viaProxy(["cp", small, `s3://${bucket}/sse/small2.bin`, ...common]);
     await viaProxy(["cp", big, `s3://${bucket}/sse/big.bin`, ...common]);
     await viaProxy(["cp", `s3://${bucket}/h/small.bin`, `s3://${bucket}/sse/copy.bin`, ...common]);
-    const writes = proxy.requests.filter((r) => (r.method === "PUT" && !/partNumber=/.test(r.url)) || (r.method === "POST" && /[?&]uploads/.test(r.url)));
-    assert.ok(writes.length >= 4, JSON.stringify(proxy.requests.map((r) => `${r.method} ${r.url}`)));
-    for (const w of writes) assert.equal(w.headers["x-amz-server-side-encryption"], "AES256", `${w.method} ${w.url}`);
-    const parts = proxy.requests.filter((r) => r.method === "PUT" && /partNumber=/.test(r.url));
+    const writes = proxy.requests.filter((r) => (r.method === "PUT" && !/partNumber=/.test(r.path)) || (r.method === "POST" && /[?&]uploads/.test(r.path)));
+    assert.ok(writes.length >= 4, JSON.stringify(proxy.requests.map((r) => `${r.method} ${r.path}`)));
+    for (const w of writes) assert.equal(w.headers["x-amz-server-side-encryption"], "AES256", `${w.method} ${w.path}`);
+    const parts = proxy.requests.filter((r) => r.method === "PUT" && /partNumber=/.test(r.path));
     assert.ok(parts.length >= 2);
     for (const p of parts) assert.equal(p.headers["x-amz-server-side-encryption"], undefined, "UploadPart carries no SSE header (S3 refuses it)");
-    for (const r of proxy.requests) assert.equal(r.headers["x-amz-request-payer"], "requester", `${r.method} ${r.url}`);
+    for (const r of proxy.requests) assert.equal(r.headers["x-amz-request-payer"], "requester", `${r.method} ${r.path}`);
   });
 
   it("--expected-size makes stdin parts large enough for 10,000 parts", async () => {
     const data = randomBytes(12 * 1024 * 1024);
     const res = await viaProxy(["cp", "-", `s3://${bucket}/expected.bin`, "--expected-size", "100GiB"], data);
     assert.equal(res.code, 0, res.stderr);
-    const first = proxy.requests.find((r) => r.method === "PUT" && /partNumber=1(&|$)/.test(r.url));
+    const first = proxy.requests.find((r) => r.method === "PUT" && /partNumber=1(&|$)/.test(r.path));
     assert.equal(first?.headers["content-length"], String(11 * 1024 * 1024), "ceil(100 GiB / 10,000) rounded up to whole MiB");
     assert.equal(await objectHash(s3, bucket, "expected.bin"), sha256(data));
   });
