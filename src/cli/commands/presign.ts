@@ -16,7 +16,7 @@ export function presignBuilder(y: Argv) {
     .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key" })
     .option("expires-in", { type: "number", default: DEFAULT_EXPIRES_IN, describe: `seconds the URL stays valid (at most ${MAX_PRESIGN_SECONDS}, 7 days)` })
     .example("s3x presign s3://bucket/report.pdf", "a URL valid for an hour")
-    .example("curl -o model.bin \"$(s3x presign s3://bucket/model.bin --expires-in 600)\"", "let a machine without credentials fetch an object for 10 minutes")
+    .example("s3x presign s3://bucket/model.bin --expires-in 600", "a URL valid for 10 minutes (for curl on a machine without credentials)")
     .group([], "Options:");
 }
 
