@@ -2,6 +2,8 @@ import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { cpBuilder, runCp, type CpArgs } from "./commands/cp.js";
 import { syncBuilder, runSync } from "./commands/sync.js";
+import { mvBuilder, runMv } from "./commands/mv.js";
+import { presignBuilder, runPresign, type PresignArgs } from "./commands/presign.js";
 import { lsBuilder, runLs, type LsArgs } from "./commands/ls.js";
 import { rmBuilder, runRm, type RmArgs } from "./commands/rm.js";
 import { mbBuilder, rbBuilder, runMb, runRb, type MbArgs, type RbArgs } from "./commands/buckets.js";
@@ -37,6 +39,16 @@ export async function main(argv: string[]): Promise<number> {
         const cpArgs = args as unknown as CpArgs;
         commandLine = `cp ${cpArgs.source} ${cpArgs.destination}`;
         exitCode = await runCp(cpArgs, argv);
+      },
+    )
+    .command(
+      "mv <source> <destination>",
+      "move: copy as cp does, then delete each source once its copy is complete",
+      (y) => mvBuilder(y),
+      async (args) => {
+        const mvArgs = args as unknown as CpArgs;
+        commandLine = `mv ${mvArgs.source} ${mvArgs.destination}`;
+        exitCode = await runMv(mvArgs, argv);
       },
     )
     .command(
@@ -85,6 +97,17 @@ export async function main(argv: string[]): Promise<number> {
         exitCode = await runRb(args as unknown as RbArgs);
       },
     )
+    .command(
+      "presign <path>",
+      "print a presigned URL that GETs an object without credentials until it expires",
+      (y) => presignBuilder(y),
+      async (args) => {
+        commandLine = `presign ${args.path}`;
+        exitCode = await runPresign(args as unknown as PresignArgs);
+      },
+    )
+    // `s3x completion >> ~/.bashrc` (or ~/.zshrc): tab completion of commands and options.
+    .completion("completion", "print a bash/zsh completion script (add it to ~/.bashrc or ~/.zshrc)")
     .example("s3x cp ./model.safetensors s3://bucket/models/", "upload a file (key models/model.safetensors)")
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to another program")
     .example("s3x sync ./dataset s3://bucket/dataset/ --exclude '*.tmp'", "upload what is new or changed")

@@ -12,6 +12,8 @@ import type { AwsConfig } from "./aws-config.js";
 import type { ChecksumAlgorithm } from "../s3/operations.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
 import { DEFAULT_LIST_RANGES } from "../engine/listing.js";
+import { headerAttributes, storageSettings, type ObjectOptionArgs } from "./object-options.js";
+import type { RequestSettings } from "../s3/request-headers.js";
 
 /** Connections assumed per 1 Gbit/s of target throughput (CRT: ~0.4 Gbit/s, ~50 MB/s each). */
 const GBPS_PER_CONNECTION = 0.4;
@@ -86,7 +88,7 @@ export interface CommonArgs {
 }
 
 /** The connection settings of one run, from the options and the resolved aws configuration (cli/aws-config). */
-export function s3Settings(args: CommonArgs, config: AwsConfig, concurrency: number, debug?: (line: string) => void): S3Settings {
+export function s3Settings(args: CommonArgs, config: AwsConfig, concurrency: number, debug?: (line: string) => void, requests?: RequestSettings): S3Settings {
   const endpointUrl = config.endpointUrl;
   positive("connect-timeout", args["connect-timeout"]);
   positive("read-timeout", args["read-timeout"]);
@@ -113,6 +115,7 @@ export function s3Settings(args: CommonArgs, config: AwsConfig, concurrency: num
     forcePathStyle: args["force-path-style"],
     payloadSigning: payloadSigningOf(args),
     net,
+    requests,
   };
 }
 
@@ -224,22 +227,26 @@ export function maxMemoryOf(args: CommonArgs): number {
 }
 
 /** The options that set what uploaded objects carry. */
-export interface AttributeArgs {
-  "content-type"?: string;
-  "storage-class"?: string;
-  metadata?: string;
-}
+export type AttributeArgs = ObjectOptionArgs;
+
+/** The Content-Type of an object whose type is neither given nor known from its name. */
+const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
 /**
  * What s3x sets on an object it writes: the given Content-Type or one
- * guessed from the file name, the storage class, the user's metadata and,
- * when known, the file's mtime (as rclone does, so it survives S3's upload time).
+ * guessed from the file name (else application/octet-stream, sent on every
+ * path: a server may otherwise store the type of a multipart upload's
+ * Complete request, application/xml), the storage class, the headers, ACL
+ * and encryption given, the user's metadata and, when known, the file's
+ * mtime (as rclone does, so it survives S3's upload time).
  */
 export async function objectAttributes(args: AttributeArgs, fileName?: string, mtimeMs?: number): Promise<ObjectAttributes> {
   const guessed = fileName && args["content-type"] === undefined ? await guessContentType(fileName) : false;
   const metadata = parseMetadata(args.metadata);
   return {
-    contentType: args["content-type"] ?? (guessed || undefined),
+    ...storageSettings(args),
+    ...headerAttributes(args),
+    contentType: args["content-type"] ?? (guessed || DEFAULT_CONTENT_TYPE),
     storageClass: args["storage-class"],
     metadata: mtimeMs === undefined ? metadata : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
   };

@@ -1,5 +1,6 @@
 import { defaultMaxListeners, setMaxListeners } from "node:events";
 import { connect, type S3Connection } from "../s3/client.js";
+import type { RequestSettings } from "../s3/request-headers.js";
 import { createContext, type TransferContext } from "../engine/context.js";
 import type { RetryPolicy } from "../engine/retry.js";
 import { concurrencyOf, listRangesOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
@@ -11,6 +12,15 @@ import { outputModeOf, ResultPrinter } from "./results.js";
 
 /** Abort listeners on the command's signal per connection allowed before Node warns of a leak. */
 const LISTENERS_PER_CONNECTION = 8;
+
+export interface SessionOptions {
+  /** Whether the command may draw a progress line (on a terminal, not with --quiet). */
+  progressAllowed: boolean;
+  /** JSON lines on stderr: stdout carries an object's bytes (`cp s3://b/k -`). */
+  jsonToStderr?: boolean;
+  /** Headers every request of the run carries (--request-payer, --sse-c keys). */
+  requests?: RequestSettings;
+}
 
 /**
  * What one command run holds: the S3 connection, the shared transfer
@@ -43,11 +53,11 @@ export class Session {
   readonly endpointUrl: string | undefined;
 
   /** Resolves the aws configuration (profile, region, endpoint: cli/aws-config), then opens the session. */
-  static async open(args: CommonArgs, options: { progressAllowed: boolean; jsonToStderr?: boolean }): Promise<Session> {
+  static async open(args: CommonArgs, options: SessionOptions): Promise<Session> {
     return new Session(args, await resolveAwsConfig(args), options);
   }
 
-  private constructor(readonly args: CommonArgs, config: AwsConfig, options: { progressAllowed: boolean; jsonToStderr?: boolean }) {
+  private constructor(readonly args: CommonArgs, config: AwsConfig, options: SessionOptions) {
     const concurrency = concurrencyOf(args);
     const maxMemory = maxMemoryOf(args);
     const listPageSize = pageSizeOf(args);
@@ -58,7 +68,7 @@ export class Session {
     const showBar = options.progressAllowed && args.progress && (mode === "normal" || mode === "json") && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
     const debug = args.debug ? (line: string) => this.progress.interrupt(() => process.stderr.write(`s3x: debug: ${line}\n`)) : undefined;
-    const settings = s3Settings(args, config, concurrency, debug);
+    const settings = s3Settings(args, config, concurrency, debug, options.requests);
     debug?.(`region ${config.region} (${config.regionSource}), endpoint ${config.endpointUrl ? `${config.endpointUrl} (${config.endpointSource})` : "AWS"}${config.profile ? `, profile ${config.profile}` : ""}`);
     this.endpointUrl = settings.endpointUrl;
     this.endpoint = settings.endpointUrl ?? "aws";

@@ -1,6 +1,6 @@
 import type { TransferContext } from "./context.js";
 
-export type ObjectAction = "upload" | "download" | "copy" | "delete" | "mkdir";
+export type ObjectAction = "upload" | "download" | "copy" | "move" | "delete" | "mkdir";
 export type ObjectStatus = "ok" | "failed" | "skipped" | "dryrun";
 
 /** One object's outcome, for the per-object output lines and the summary. */

@@ -8,10 +8,12 @@ import {
   type CompletedPart,
   type ObjectAttributes,
   type ObjectRef,
+  type StorageSettings,
 } from "../s3/operations.js";
 import { childController, queued, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
 import { abortQuietly } from "./upload.js";
-import { withRetries } from "./retry.js";
+import { RequestError, withRetries } from "./retry.js";
+import { describeFailure } from "../s3/errors.js";
 import { TaskGroup } from "./task-group.js";
 
 export interface CopyOptions {
@@ -20,6 +22,8 @@ export interface CopyOptions {
   copyThreshold: number;
   /** New attributes for the copy; undefined keeps the source's. */
   attributes?: ObjectAttributes;
+  /** ACL and encryption of the copy, whether or not its attributes are the source's. */
+  storage?: StorageSettings;
   keepFailedUpload: boolean;
   /**
    * The source's size as a listing gave it (a recursive copy or sync): an
@@ -40,14 +44,27 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   const hooks = retryHooks(ctx);
   const src = `s3://${source.bucket}/${source.key}`;
   const singleCopyLimit = Math.min(options.copyThreshold, MAX_SINGLE_COPY_SIZE);
-  const copyWhole = async (size: number, sourceEtag: string | undefined): Promise<{ size: number }> => {
-    ctx.progress.addTotal(size);
-    await queued(ctx, ctx.signal, () =>
+  const headSource = () =>
+    withRetries(`HEAD ${src}`, ctx.retry, () => {
+      ctx.stats.requests++;
+      return headObject(ctx.client, source, { signal: ctx.signal });
+    }, hooks);
+  const copyOnce = (sourceEtag: string | undefined) =>
+    queued(ctx, ctx.signal, () =>
       withRetries(`CopyObject ${src}`, ctx.retry, () => {
         ctx.stats.requests++;
-        return copyObject(ctx.client, source, dest, options.attributes, sourceEtag, { signal: ctx.signal });
+        return copyObject(ctx.client, source, dest, options.attributes, sourceEtag, { signal: ctx.signal, storage: options.storage });
       }, hooks),
     );
+  const copyWhole = async (size: number, sourceEtag: string | undefined): Promise<{ size: number }> => {
+    ctx.progress.addTotal(size);
+    try {
+      await copyOnce(sourceEtag);
+    } catch (err) {
+      if (!sourceEtag || !(await conditionWronglyRefused(err, sourceEtag, headSource))) throw err;
+      ctx.notify(`CopyObject ${src}: the server refused the copy's ETag condition (412) although the source is unchanged; copying again without the condition`);
+      await copyOnce(undefined);
+    }
     ctx.progress.addDone(size);
     return { size };
   };
@@ -55,14 +72,12 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   // version the source holds then (a newer one than listed, if it changed).
   if (options.listedSize !== undefined && options.listedSize <= singleCopyLimit) return copyWhole(options.listedSize, undefined);
 
-  const info = await withRetries(`HEAD ${src}`, ctx.retry, () => {
-    ctx.stats.requests++;
-    return headObject(ctx.client, source, { signal: ctx.signal });
-  }, hooks);
+  const info = await headSource();
   if (info.size <= singleCopyLimit) return copyWhole(info.size, info.etag);
   ctx.progress.addTotal(info.size);
 
-  const attributes = options.attributes ?? { contentType: info.contentType, metadata: info.metadata };
+  // UploadPartCopy copies bytes only: the source's attributes are set when the upload is created.
+  const attributes = options.attributes ?? { ...info.headers, contentType: info.contentType, metadata: info.metadata, ...options.storage };
   const { controller, dispose } = childController(ctx.signal);
   const signal = controller.signal;
   const partHooks = { ...hooks, signal };
@@ -72,6 +87,9 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   }, partHooks);
   const group = new TaskGroup(controller);
   const completed: CompletedPart[] = [];
+  // Set once the server has refused a condition the source met: the parts
+  // are then copied without it, and the source checked again at the end.
+  let unconditional = false;
   try {
     const plan = planParts(info.size, uploadPartSize(info.size, options.partSize));
     for (let i = 0; i < plan.count && !group.failed; i++) {
@@ -82,16 +100,30 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
       await waitForQueueRoom(ctx);
       group.add(
         queued(ctx, signal, async () => {
-          const etag = await withRetries(`UploadPartCopy ${part.number} ${src}`, ctx.retry, () => {
-            ctx.stats.requests++;
-            return uploadPartCopy(ctx.client, source, dest, uploadId, part.number, range, info.etag, { signal });
-          }, partHooks);
+          const copyPart = (condition: string) =>
+            withRetries(`UploadPartCopy ${part.number} ${src}`, ctx.retry, () => {
+              ctx.stats.requests++;
+              return uploadPartCopy(ctx.client, source, dest, uploadId, part.number, range, condition, { signal });
+            }, partHooks);
+          let etag: string;
+          const conditioned = !unconditional;
+          try {
+            etag = await copyPart(conditioned ? info.etag : "");
+          } catch (err) {
+            if (!conditioned || !(await conditionWronglyRefused(err, info.etag, headSource))) throw err;
+            if (!unconditional) ctx.notify(`UploadPartCopy ${src}: the server refused the copy's ETag condition (412) although the source is unchanged; copying the parts again without the condition (and checking the source's ETag before completing)`);
+            unconditional = true;
+            etag = await copyPart("");
+          }
           completed.push({ partNumber: part.number, etag });
           ctx.progress.addDone(part.length);
         }),
       );
     }
     await group.wait();
+    if (unconditional && (await headSource()).etag !== info.etag) {
+      throw new Error(`UploadPartCopy ${src}: the object changed during the transfer (ETag ${info.etag}, then another)`);
+    }
     await withRetries(`CompleteMultipartUpload s3://${dest.bucket}/${dest.key}`, ctx.retry, () => {
       ctx.stats.requests++;
       return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal });
@@ -105,4 +137,15 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   } finally {
     dispose();
   }
+}
+
+/**
+ * Whether a failed copy was a 412 to its x-amz-copy-source-if-match although
+ * a fresh HEAD shows the source still has that ETag: some servers mishandle
+ * the condition (multipart ETags), and would refuse every copy.
+ */
+async function conditionWronglyRefused(err: unknown, sourceEtag: string, headSource: () => Promise<{ etag: string }>): Promise<boolean> {
+  const code = err instanceof RequestError ? err.failure.code : describeFailure(err).code;
+  if (code !== "PreconditionFailed") return false;
+  return (await headSource()).etag === sourceEtag;
 }

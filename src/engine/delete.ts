@@ -1,4 +1,4 @@
-import { deleteObjects } from "../s3/list.js";
+import { deleteObject, deleteObjects } from "../s3/list.js";
 import { queued, type TransferContext } from "./context.js";
 import type { ObjectResult } from "./batch.js";
 import { listObjectPages } from "./listing.js";
@@ -57,4 +57,12 @@ export async function deleteUnder(
     pending.push(deleteKeys(ctx, bucket, keys, onResult));
   }
   await Promise.all(pending);
+}
+
+/** Deletes one object (mv's source, once its copy is complete), with retries. */
+export async function deleteOne(ctx: TransferContext, bucket: string, key: string): Promise<void> {
+  await withRetries(`DeleteObject s3://${bucket}/${key}`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return deleteObject(ctx.client, bucket, key, ctx.signal);
+  }, { signal: ctx.signal });
 }

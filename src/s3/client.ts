@@ -7,6 +7,7 @@ import { requestStoredChecksums } from "./checksum-mode.js";
 import { installContentMd5 } from "./content-md5.js";
 import { readListingsDirectly } from "./list-xml.js";
 import { learnBucketRoutes } from "./direct.js";
+import { installRequestSettings, type RequestSettings } from "./request-headers.js";
 import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
@@ -25,6 +26,8 @@ export interface S3Settings {
   /** Whether upload bodies are hashed into the SigV4 signature (see signPayloads). */
   payloadSigning?: PayloadSigning;
   net: NetOptions;
+  /** --request-payer and SSE-C keys: headers on every request concerned. */
+  requests?: RequestSettings;
 }
 
 /** auto: signed over plain HTTP, UNSIGNED-PAYLOAD over TLS; always; never. */
@@ -74,6 +77,7 @@ export function connect(settings: S3Settings): S3Connection {
   installContentMd5(client);
   readListingsDirectly(client);
   carrySignals(client);
+  if (settings.requests) installRequestSettings(client, settings.requests);
   // Anonymous requests stay with the SDK (direct GETs are signed).
   const payloadSigning = settings.payloadSigning ?? "auto";
   if (!settings.noSignRequest) learnBucketRoutes(client, (protocol) => payloadSigning === "always" || (payloadSigning === "auto" && protocol !== "https:"));

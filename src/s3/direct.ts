@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { attachRouting, takeStartingRouting } from "../net/routing.js";
 import { readAll } from "./body.js";
 import { signHeaders, uriEncode, type SigningCredentials } from "./sigv4.js";
+import { extraHeaders, type RequestKind } from "./request-headers.js";
 
 /**
  * Ranged GETs, small PUTs and CopyObject without the SDK's middleware stack.
@@ -115,7 +116,7 @@ export function canSendDirectly(client: S3Client, bucket: string): boolean {
  * it takes the attempt's routing hints synchronously, before any await.
  */
 export function directGet(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DirectResponse> {
-  return directRequest(client, "GET", bucket, key, headers, undefined, signal);
+  return directRequest(client, "GET", bucket, key, headers, undefined, signal, undefined, "read");
 }
 
 /**
@@ -124,7 +125,7 @@ export function directGet(client: S3Client, bucket: string, key: string, headers
  * into the signature or not as the client's --payload-signing says.
  */
 export function directPut(client: S3Client, bucket: string, key: string, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<DirectResponse> {
-  return directRequest(client, "PUT", bucket, key, headers, body, signal);
+  return directRequest(client, "PUT", bucket, key, headers, body, signal, undefined, "write");
 }
 
 /**
@@ -132,7 +133,7 @@ export function directPut(client: S3Client, bucket: string, key: string, headers
  * path with partNumber and uploadId, headers and payload hash as directPut.
  */
 export function directUploadPart(client: S3Client, bucket: string, key: string, uploadId: string, partNumber: number, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<DirectResponse> {
-  return directRequest(client, "PUT", bucket, key, headers, body, signal, { partNumber: String(partNumber), uploadId });
+  return directRequest(client, "PUT", bucket, key, headers, body, signal, { partNumber: String(partNumber), uploadId }, "write");
 }
 
 /** What a CopyObject sends as payload: nothing, with Content-Length 0. */
@@ -146,7 +147,7 @@ const NO_BODY = Buffer.alloc(0);
  * body (copyFailure).
  */
 export async function directCopy(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<void> {
-  const response = await directRequest(client, "PUT", bucket, key, headers, NO_BODY, signal);
+  const response = await directRequest(client, "PUT", bucket, key, headers, NO_BODY, signal, undefined, "copy");
   const failure = copyFailure(response.statusCode, response.headers, await textOf(response.body));
   if (failure) throw failure;
 }
@@ -174,6 +175,7 @@ async function directRequest(
   body: Buffer | undefined,
   signal?: AbortSignal,
   query?: Record<string, string>,
+  kind: RequestKind = "other",
 ): Promise<DirectResponse> {
   const routing = takeStartingRouting();
   const route = routes.get(client)?.get(bucket);
@@ -187,6 +189,7 @@ async function directRequest(
     "x-amz-content-sha256": payloadHash,
     ...(body ? { "content-length": String(body.length) } : {}),
     ...headers,
+    ...extraHeaders(client, kind),
   };
   const credentials = await config.credentials();
   // The SDK's clock correction (learnt from a RequestTimeTooSkewed answer) applies here too.

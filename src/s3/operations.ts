@@ -10,8 +10,10 @@ import {
   UploadPartCommand,
   UploadPartCopyCommand,
   type S3Client,
-  type StorageClass,
 } from "./sdk.js";
+import { attributeHeaders, attributeInput, type ObjectAttributes, type StorageSettings } from "./attributes.js";
+
+export type { ObjectAttributes, StorageSettings } from "./attributes.js";
 import type { Readable } from "node:stream";
 import { ResponseBody } from "../net/response-body.js";
 import { send } from "./send.js";
@@ -62,12 +64,6 @@ function checksumOutput(out: Partial<Record<ChecksumField, string>> & { Checksum
   return {};
 }
 
-/** What s3x sets on objects it writes. */
-export interface ObjectAttributes {
-  contentType?: string;
-  storageClass?: string;
-  metadata?: Record<string, string>;
-}
 
 export interface ObjectInfo {
   size: number;
@@ -80,6 +76,8 @@ export interface ObjectInfo {
   checksumType?: ChecksumType;
   /** Parts of a multipart object (x-amz-mp-parts-count), when the server says. */
   partsCount?: number;
+  /** The headers a copy made in parts sets again (CopyObject copies them itself). */
+  headers?: Pick<ObjectAttributes, "cacheControl" | "contentEncoding" | "contentDisposition" | "contentLanguage" | "expires">;
 }
 
 interface Call {
@@ -96,6 +94,7 @@ export async function headObject(client: S3Client, ref: ObjectRef, call: Call & 
     contentType: out.ContentType,
     metadata: out.Metadata,
     partsCount: out.PartsCount,
+    headers: { cacheControl: out.CacheControl, contentEncoding: out.ContentEncoding, contentDisposition: out.ContentDisposition, contentLanguage: out.ContentLanguage, expires: out.Expires },
     ...checksumOutput(out),
   };
 }
@@ -337,14 +336,6 @@ async function copyStream(stream: Readable, target: Buffer, offset: number, onBy
   return position - offset;
 }
 
-/** An object's attributes as the headers the SDK writes for them (for direct PUTs and copies). */
-function attributeHeaders(attrs: ObjectAttributes): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
-  if (attrs.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
-  for (const [name, value] of Object.entries(attrs.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
-  return headers;
-}
 
 export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & ChecksumCall = {}): Promise<string> {
   if (canSendDirectly(client, ref.bucket)) {
@@ -361,9 +352,7 @@ export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, 
       Key: ref.key,
       Body: body,
       ContentLength: body.length,
-      ContentType: attrs.contentType,
-      StorageClass: attrs.storageClass as StorageClass | undefined,
-      Metadata: attrs.metadata,
+      ...attributeInput(attrs),
       ...checksumInput(call.checksum),
     }), call.signal);
   call.echoed?.(checksumOutput(out).checksum);
@@ -379,9 +368,7 @@ export async function createMultipartUpload(client: S3Client, ref: ObjectRef, at
   const out = await send(client, new CreateMultipartUploadCommand({
       Bucket: ref.bucket,
       Key: ref.key,
-      ContentType: attrs.contentType,
-      StorageClass: attrs.storageClass as StorageClass | undefined,
-      Metadata: attrs.metadata,
+      ...attributeInput(attrs),
       ChecksumAlgorithm: call.checksum?.algorithm,
       ChecksumType: call.checksum?.type,
     }), call.signal);
@@ -463,10 +450,22 @@ function copySource(ref: ObjectRef): string {
   return `${ref.bucket}/${ref.key.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-export async function copyObject(client: S3Client, source: ObjectRef, dest: ObjectRef, attrs: ObjectAttributes | undefined, sourceEtag: string | undefined, call: Call = {}): Promise<void> {
+/**
+ * CopyObject. With `attrs` the copy gets those attributes (metadata
+ * directive REPLACE); without, the source's (COPY), and `storage` alone.
+ */
+export async function copyObject(
+  client: S3Client,
+  source: ObjectRef,
+  dest: ObjectRef,
+  attrs: ObjectAttributes | undefined,
+  sourceEtag: string | undefined,
+  call: Call & { storage?: StorageSettings } = {},
+): Promise<void> {
+  const written: ObjectAttributes = attrs ?? call.storage ?? {};
   if (canSendDirectly(client, dest.bucket)) {
     // The headers the SDK writes for the input below (s3/direct.ts).
-    const headers = attributeHeaders(attrs ?? {});
+    const headers = attributeHeaders(written);
     headers["x-amz-copy-source"] = copySource(source);
     headers["x-amz-metadata-directive"] = attrs ? "REPLACE" : "COPY";
     if (sourceEtag) headers["x-amz-copy-source-if-match"] = sourceEtag;
@@ -479,9 +478,7 @@ export async function copyObject(client: S3Client, source: ObjectRef, dest: Obje
       CopySourceIfMatch: sourceEtag || undefined,
       // Keep the source's metadata unless the user gave new attributes.
       MetadataDirective: attrs ? "REPLACE" : "COPY",
-      ContentType: attrs?.contentType,
-      Metadata: attrs?.metadata,
-      StorageClass: attrs?.storageClass as StorageClass | undefined,
+      ...attributeInput(written),
     }), call.signal);
 }
 

@@ -24,4 +24,4 @@ export {
   UploadPartCommand,
   UploadPartCopyCommand,
 } from "@aws-sdk/client-s3";
-export type { BucketLocationConstraint, S3ClientConfig, StorageClass } from "@aws-sdk/client-s3";
+export type { BucketLocationConstraint, ObjectCannedACL, S3ClientConfig, ServerSideEncryption, StorageClass } from "@aws-sdk/client-s3";

@@ -208,3 +208,41 @@ export function canonicalQuery(query: QueryParameters): string {
 export function uriEncode(text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
+
+/**
+ * The query parameters of a presigned URL (SigV4 in the query string): the
+ * URL's holder may send `method` to `path` on `host` until `expiresIn`
+ * seconds after `nowMs`, without credentials. Only Host is signed, and the
+ * payload is UNSIGNED-PAYLOAD, as the SDK's presigner does.
+ */
+export function presignedQuery(
+  method: string,
+  host: string,
+  path: string,
+  credentials: SigningCredentials,
+  region: string,
+  service: string,
+  nowMs: number,
+  expiresIn: number,
+): Record<string, string> {
+  const date = amzDate(nowMs);
+  const day = date.slice(0, 8);
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const query: Record<string, string> = {
+    "X-Amz-Algorithm": "AWS4-HMAC-SHA256",
+    "X-Amz-Credential": `${credentials.accessKeyId}/${scope}`,
+    "X-Amz-Date": date,
+    "X-Amz-Expires": String(expiresIn),
+    "X-Amz-SignedHeaders": "host",
+  };
+  if (credentials.sessionToken) query["X-Amz-Security-Token"] = credentials.sessionToken;
+  const canonicalRequest = `${method}\n${path}\n${canonicalQuery(query)}\nhost:${host}\n\nhost\nUNSIGNED-PAYLOAD`;
+  const stringToSign = `AWS4-HMAC-SHA256\n${date}\n${scope}\n${hash("sha256", canonicalRequest, "hex")}`;
+  query["X-Amz-Signature"] = signingKey(credentials, day, region, service).hex(stringToSign);
+  return query;
+}
+
+/** A query string of already-chosen parameters, encoded as SigV4 signs them. */
+export function queryString(query: Record<string, string>): string {
+  return canonicalQuery(query);
+}

@@ -84,6 +84,9 @@ export interface RadosgwServer {
 const ACCESS_KEY_ID = 'S3XTESTACCESSKEY0001';
 const SECRET_ACCESS_KEY = 's3xTestSecretKey0000000000000000000000001';
 const REGION = 'us-east-1';
+/** The AES-256 key radosgw's "testing" KMS backend knows as testkey-1 (base64; a test value, nothing secret). */
+export const TEST_KMS_KEY_ID = 'testkey-1';
+const TEST_KMS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** Everything must be up and answering S3 within this time. */
 const STARTUP_TIMEOUT_MS = 90_000;
@@ -346,6 +349,12 @@ rgw enable ops log = false
 # cores 512 threads mostly cost context switches; 32-64 measured as fast or
 # faster for 1 GiB up/downloads and 2,000 small objects.
 rgw thread pool size = 64
+# Server-side encryption over plain HTTP, for the tests of --sse-c and
+# --sse aws:kms: SSE-C keys are refused without TLS unless this is off, and
+# KMS keys come from this test-only list (never a real key store).
+rgw crypt require ssl = false
+rgw crypt s3 kms backend = testing
+rgw crypt s3 kms encryption keys = testkey-1=${TEST_KMS_KEY}
 
 [client.admin]
 # The command-line tools need no admin socket.

@@ -21,8 +21,9 @@ import { StdoutLines } from "../output.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
 import { ExitCode, InterruptError, isBrokenPipe, reportError } from "../errors.js";
 import type { ObjectResult } from "../../engine/batch.js";
+import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings, withObjectOptions, type ObjectOptionArgs } from "../object-options.js";
 
-export interface CpArgs extends CommonArgs {
+export interface CpArgs extends CommonArgs, ObjectOptionArgs {
   source: string;
   destination: string;
   "part-size"?: string;
@@ -36,20 +37,26 @@ export interface CpArgs extends CommonArgs {
   resume: boolean;
   "verify-etag": boolean;
   recursive?: boolean;
+  "expected-size"?: string;
 }
 
 export function cpBuilder(y: Argv) {
-  return withSetOptions(transferOptions(withCommonOptions(y)))
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" })
+  return copyCommandOptions(y)
     .example("s3x cp ./a.bin s3://bucket/dir/", "upload a file (key dir/a.bin)")
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
     .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")
     .example("s3x cp s3://bucket/a s3://other-bucket/b", "copy within S3 (server-side)");
 }
 
-/** Options of every command that writes objects (cp, sync). */
+/** The options of cp and mv (mv is cp, then each source removed). */
+export function copyCommandOptions(y: Argv) {
+  return withSetOptions(transferOptions(withCommonOptions(y)))
+    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" });
+}
+
+/** Options of every command that writes objects (cp, mv, sync). */
 export function transferOptions<T>(y: Argv<T>) {
-  return y
+  return withObjectOptions(y)
     .positional("source", { type: "string", demandOption: true, describe: "s3://bucket/key, a local file, or - for stdin" })
     .positional("destination", { type: "string", demandOption: true, describe: "s3://bucket/key, a local path, or - for stdout" })
     .option("part-size", { type: "string", describe: "part size (e.g. 16MiB); uploads raise it to stay within 10,000 parts", group: "Transfer:" })
@@ -61,7 +68,8 @@ export function transferOptions<T>(y: Argv<T>) {
     .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" })
     .option("checksum-algorithm", { type: "string", describe: "checksum sent with uploads: CRC32C, CRC32, CRC64NVME, SHA256 or none (default: CRC32C on AWS, none elsewhere, or $S3X_CHECKSUM_ALGORITHM)", group: "Integrity:" })
     .option("verify-etag", { type: "boolean", default: false, describe: "check downloaded single-part objects against their MD5 ETag", group: "Integrity:" })
-    .option("resume", { type: "boolean", default: false, describe: "continue interrupted uploads and downloads instead of starting over", group: "Integrity:" });
+    .option("resume", { type: "boolean", default: false, describe: "continue interrupted uploads and downloads instead of starting over", group: "Integrity:" })
+    .option("expected-size", { type: "string", describe: "uploads from stdin: the stream's expected size (e.g. 200GiB), so parts are large enough to stay within 10,000", group: "Transfer:" });
 }
 
 export interface CpResult {
@@ -71,27 +79,36 @@ export interface CpResult {
   addresses?: AddressStats[];
 }
 
+/** What `mv` does once an object's copy is complete (removes its source). */
+export type AfterCopy = (session: Session, source: Location, result: CpResult) => Promise<void>;
+
 /** `s3x cp SRC DST`: one object in every direction, or many with --recursive. */
-export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly string[]): Promise<number> {
+export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly string[], mode: "cp" | "mv" = "cp", afterCopy?: AfterCopy): Promise<number> {
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
-  if (args.recursive) return runMany("cp", source, dest, args as SetArgs, argv);
+  checkObjectOptions(args);
+  if (args.recursive) return runMany(mode, source, dest, args as SetArgs, argv);
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const threshold = checkThreshold(args);
   const toStdout = dest.kind === "stream";
   validatePair(source, dest);
   if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize); // S3's part limits, before any work
-  const item = await plannedCopy(source, dest);
-  if (args.dryrun) return dryrun(args, item, toStdout);
+  const planned = await plannedCopy(source, dest);
+  // aws-cli names each object of a mv "move", whichever way it goes.
+  const item: PlannedCopy = mode === "mv" ? { ...planned, action: "move" } : planned;
+  if (args.dryrun) return dryrun(mode, args, item, toStdout);
 
-  const session = await Session.open(args, { progressAllowed: true, jsonToStderr: toStdout });
+  const session = await Session.open(args, { progressAllowed: true, jsonToStderr: toStdout, requests: requestSettings(args, source, dest) });
   if (source.kind === "stream") session.progress.totalUnknown();
   const started = Date.now();
   let result: CpResult | undefined;
   let failure: unknown;
   try {
-    result = await transfer(session, source, dest, args, partSize, threshold);
-    result.addresses = args.json ? await session.connection.addressStats() : undefined;
+    const copied = await transfer(session, source, dest, args, partSize, threshold);
+    // mv: the source goes once its copy is complete; a failed removal fails the move.
+    if (afterCopy) await afterCopy(session, source, copied);
+    copied.addresses = args.json ? await session.connection.addressStats() : undefined;
+    result = copied;
   } catch (err) {
     // A stopped run (Ctrl-C, a reader gone) and a wrong command line end as before: one line, their own status.
     if (session.signal.aborted || !isObjectFailure(err)) throw err;
@@ -104,7 +121,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly stri
   if (args.json) {
     const { stats, memory } = session.context;
     session.printer.json({
-      command: "cp",
+      command: mode,
       status: result ? "ok" : "failed",
       transferred: result ? 1 : 0,
       deleted: 0,
@@ -158,12 +175,12 @@ async function plannedCopy(source: Location, dest: Location): Promise<PlannedCop
 
 type PlannedCopy = Omit<ObjectResult, "status" | "error">;
 
-/** cp --dryrun: the line the copy would print, prefixed "(dryrun)"; nothing is read, written or sent. */
-async function dryrun(args: CpArgs, item: PlannedCopy, toStdout: boolean): Promise<number> {
+/** cp (mv) --dryrun: the line the copy would print, prefixed "(dryrun)"; nothing is read, written or sent. */
+async function dryrun(mode: "cp" | "mv", args: CpArgs, item: PlannedCopy, toStdout: boolean): Promise<number> {
   const stdout = new StdoutLines(() => undefined);
   const printer = new ResultPrinter({ stdout, progress: { interrupt: (print) => print() } }, outputModeOf(args), toStdout);
   printer.result({ ...item, status: "dryrun" });
-  if (args.json) printer.json({ command: "cp", status: "ok", transferred: 0, deleted: 0, skipped: 0, failed: 0, bytes: 0, dryrunTransfers: 1, dryrunDeletions: 0, source: item.source, destination: item.destination });
+  if (args.json) printer.json({ command: mode, status: "ok", transferred: 0, deleted: 0, skipped: 0, failed: 0, bytes: 0, dryrunTransfers: 1, dryrunDeletions: 0, source: item.source, destination: item.destination });
   await stdout.settled();
   return ExitCode.ok;
 }
@@ -175,12 +192,12 @@ function checkThreshold(args: CpArgs): number {
 }
 
 /** cp --recursive and sync share one engine: a batch of object transfers. */
-export async function runMany(mode: "cp" | "sync", source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
+export async function runMany(mode: "cp" | "sync" | "mv", source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   checkThreshold(args);
   if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize);
   if (source.kind === "stream" || dest.kind === "stream") throw new UsageError(`${mode} cannot use - (stdin/stdout) with many objects`);
-  const session = await Session.open(args, { progressAllowed: true });
+  const session = await Session.open(args, { progressAllowed: true, requests: requestSettings(args, source, dest) });
   try {
     return await runTransferSet(mode, session, source, dest, args, argv);
   } finally {
@@ -236,7 +253,7 @@ async function transfer(session: Session, source: Location, dest: Location, args
     const ref: ObjectRef = { bucket: dest.bucket, key: dest.key };
     widenPipe(0);
     const stdin = new FdSource(0, () => process.stdin);
-    const { size } = await uploadStream(ctx, stdin, ref, { ...(await uploadOptions()), partSize: partSize ?? DEFAULT_PART_SIZE });
+    const { size } = await uploadStream(ctx, stdin, ref, { ...(await uploadOptions()), partSize: stdinPartSize(partSize, args["expected-size"]) });
     return { source: "-", destination: formatLocation(dest), bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "local") {
@@ -266,13 +283,23 @@ async function transfer(session: Session, source: Location, dest: Location, args
   if (source.kind === "s3" && dest.kind === "s3") {
     const from: ObjectRef = { bucket: source.bucket, key: source.key };
     const to: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, keyBaseName(source.key)) };
-    const replace = args["content-type"] !== undefined || args.metadata !== undefined || args["storage-class"] !== undefined;
     const copyThreshold = parseSize(args["copy-threshold"]);
     if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
-    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes: replace ? await objectAttributes(args) : undefined, keepFailedUpload: args["keep-failed-uploads"] });
+    const attributes = replacesMetadata(args) ? await objectAttributes(args, to.key) : undefined;
+    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes, storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] });
     return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
   }
   throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
+}
+
+/**
+ * The part size of an upload from stdin: --part-size or the default, raised
+ * so that --expected-size bytes fit in 10,000 parts (as aws-cli).
+ */
+function stdinPartSize(partSize: number | undefined, expectedSize: string | undefined): number {
+  if (expectedSize === undefined) return partSize ?? DEFAULT_PART_SIZE;
+  const expected = parseSize(expectedSize);
+  return uploadPartSize(expected, partSize);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Argv } from "yargs";
 import { parseLocation } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
+import { checkObjectOptions } from "../object-options.js";
 import { runMany, transferOptions } from "./cp.js";
 import { withSetOptions, type SetArgs } from "./transfer-set.js";
 
@@ -20,5 +21,6 @@ export function syncBuilder(y: Argv) {
  * object's LastModified, so a sync right after a sync transfers nothing.
  */
 export function runSync(args: SetArgs, argv: readonly string[]): Promise<number> {
+  checkObjectOptions(args);
   return runMany("sync", parseLocation(args.source), parseLocation(args.destination), args, argv);
 }

@@ -7,7 +7,7 @@ import { formatLocation, UsageError, type Location } from "../../plan/location.j
 import { downloadPartSize, formatSize, parseSize } from "../../plan/parts.js";
 import { needsCopy, type EntryState } from "../../plan/sync.js";
 import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/batch.js";
-import { copyS3Object } from "../../engine/copy.js";
+import { copyS3Object, type CopyOptions } from "../../engine/copy.js";
 import { downloadObject } from "../../engine/download.js";
 import { FileSink } from "../../engine/sinks/file-sink.js";
 import { BlockingWrites } from "../../engine/sinks/blocking-writes.js";
@@ -16,13 +16,14 @@ import { forgetFinishedUploads, uploadFile } from "../../engine/upload.js";
 import { PathStats, walkFiles, type LocalEntry } from "../../engine/walk.js";
 import type { ListedObject } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
-import { deleteKeys } from "../../engine/delete.js";
+import { deleteKeys, deleteOne } from "../../engine/delete.js";
 import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
+import { replacesMetadata, storageSettings } from "../object-options.js";
 import { endsTheRun, isBrokenPipe } from "../errors.js";
 import type { CpArgs } from "./cp.js";
 import type { Session } from "../session.js";
 
-/** Options of commands that move many objects (cp --recursive, sync). */
+/** Options of commands that handle many objects (cp --recursive, mv --recursive, sync). */
 export interface SetArgs extends CpArgs {
   dryrun: boolean;
   "follow-symlinks": boolean;
@@ -52,7 +53,7 @@ interface Reporter {
  * walk or listing streams into the batch, so transfers start while the
  * listing is still paging. Returns the exit status: 1 when any object failed.
  */
-export async function runTransferSet(mode: "cp" | "sync", session: Session, source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
+export async function runTransferSet(mode: "cp" | "sync" | "mv", session: Session, source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
   const ctx = session.context;
   const filters = compileFilters(filtersFromArgv(argv));
   const reporter = makeReporter(session);
@@ -62,6 +63,9 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
     reporter.result(r);
   });
   const sync = mode === "sync";
+  // mv removes each source once its copy is complete; a failed copy removes nothing.
+  const move = mode === "mv";
+  const attributesOf = objectAttributesOf(args);
   const rules = { sizeOnly: args["size-only"] === true, exactTimestamps: args["exact-timestamps"] === true };
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const multipartThreshold = parseSize(args["multipart-threshold"]);
@@ -99,7 +103,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
         batch.record({ action: "upload", source: entry.absolutePath, destination, size: entry.size, status: "skipped" });
         continue;
       }
-      const item = { action: "upload" as const, source: join(source.path, entry.relativePath), destination, size: entry.size };
+      const item = { action: move ? ("move" as const) : ("upload" as const), source: join(source.path, entry.relativePath), destination, size: entry.size };
       if (args.dryrun) {
         batch.record({ ...item, status: "dryrun" });
         continue;
@@ -116,6 +120,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
           checksumRequested: checksumRequested(args),
           resumable: { endpoint: session.endpoint, resume: args.resume },
         });
+        if (move) await unlink(entry.absolutePath);
         return result.size;
       });
     }
@@ -158,7 +163,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
           continue;
         }
       }
-      const item = { action: "download" as const, source: src, destination: join(dest.path, placement.relativePath), size: obj.size };
+      const item = { action: move ? ("move" as const) : ("download" as const), source: src, destination: join(dest.path, placement.relativePath), size: obj.size };
       if (args.dryrun) {
         batch.record({ ...item, status: "dryrun" });
         continue;
@@ -175,6 +180,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
           madeDirectories.add(parent);
         }
         const result = await downloadObject(ctx, { bucket: source.bucket, key: obj.key }, new FileSink(target, leftovers, blockingWrites), downloadPartSize(partSize), obj.size, downloadOptions);
+        if (move) await deleteOne(ctx, source.bucket, obj.key);
         return result.size;
       });
     }
@@ -199,7 +205,7 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       if (!isIncluded(filters, relativeKey)) continue;
       seen.add(relativeKey);
       const key = destPrefix + relativeKey;
-      const item = { action: "copy" as const, source: `s3://${source.bucket}/${obj.key}`, destination: `s3://${dest.bucket}/${key}`, size: obj.size };
+      const item = { action: move ? ("move" as const) : ("copy" as const), source: `s3://${source.bucket}/${obj.key}`, destination: `s3://${dest.bucket}/${key}`, size: obj.size };
       if (sync && !needsCopy({ size: obj.size, mtimeMs: obj.lastModified.getTime() }, remote?.get(relativeKey), "copy", rules)) {
         batch.record({ ...item, status: "skipped" });
         continue;
@@ -210,7 +216,8 @@ export async function runTransferSet(mode: "cp" | "sync", session: Session, sour
       }
       session.progress.addObjects(1);
       await batch.submit(item, async () => {
-        const result = await copyS3Object(ctx, { bucket: source.bucket, key: obj.key }, { bucket: dest.bucket, key }, { partSize, copyThreshold, keepFailedUpload: args["keep-failed-uploads"], listedSize: obj.size });
+        const result = await copyS3Object(ctx, { bucket: source.bucket, key: obj.key }, { bucket: dest.bucket, key }, { partSize, copyThreshold, keepFailedUpload: args["keep-failed-uploads"], listedSize: obj.size, ...(await attributesOf(key)) });
+        if (move) await deleteOne(ctx, source.bucket, obj.key);
         return result.size;
       });
     }
@@ -266,7 +273,7 @@ function makeReporter(session: Session): Reporter {
 }
 
 /** The run's last line on stderr: every action counted, deletions and dry-run lines included. */
-function summaryText(mode: "cp" | "sync", summary: BatchSummary, reporter: Reporter, seconds: number): string {
+function summaryText(mode: "cp" | "sync" | "mv", summary: BatchSummary, reporter: Reporter, seconds: number): string {
   const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
   const skipped = summary.skipped - reporter.dryrunTransfers - reporter.dryrunDeletions;
   const counts =
@@ -335,3 +342,10 @@ async function deleteLocal(batch: ObjectBatch, root: string, shownRoot: string, 
   }
 }
 
+
+/** What an S3→S3 copy sets on its destination: new attributes (REPLACE) or the source's, with the ACL and encryption given. */
+function objectAttributesOf(args: SetArgs): (key: string) => Promise<Pick<CopyOptions, "attributes" | "storage">> {
+  const replace = replacesMetadata(args);
+  const storage = storageSettings(args);
+  return async (key) => ({ attributes: replace ? await objectAttributes(args, key) : undefined, storage });
+}

@@ -123,7 +123,7 @@ export function recordMatchesSource(record: UploadRecord, source: { path: string
 /**
  * Whether an upload created with `recorded` attributes and checksum gives the
  * object what this command asks for (`wanted`): same Content-Type, storage
- * class, metadata (in any order) and checksum algorithm.
+ * class, metadata (in any order), headers, ACL, encryption and checksum algorithm.
  */
 export function recordMatchesRequest(record: UploadRecord, wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm }): boolean {
   if (!record.attributes) return false;
@@ -134,5 +134,8 @@ function canonicalAttributes(attrs: ObjectAttributes): string {
   const metadata = Object.entries(attrs.metadata ?? {})
     .map(([k, v]) => [k.toLowerCase(), v] as const)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([attrs.contentType ?? null, attrs.storageClass ?? null, metadata]);
+  // Headers, ACL and encryption too: a resumed upload gets what its Create set, not what this run asks.
+  const expires = attrs.expires === undefined ? null : new Date(attrs.expires).toISOString(); // a string once read back from JSON
+  const headers = [attrs.cacheControl, attrs.contentEncoding, attrs.contentDisposition, attrs.contentLanguage, expires, attrs.acl, attrs.sse, attrs.sseKmsKeyId].map((v) => v ?? null);
+  return JSON.stringify([attrs.contentType ?? null, attrs.storageClass ?? null, metadata, ...headers]);
 }

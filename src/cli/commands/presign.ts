@@ -1,0 +1,38 @@
+import type { Argv } from "yargs";
+import { parseLocation, UsageError } from "../../plan/location.js";
+import { MAX_PRESIGN_SECONDS, presignGet } from "../../s3/presign.js";
+import { withCommonOptions, type CommonArgs } from "../options.js";
+import { Session } from "../session.js";
+
+export interface PresignArgs extends CommonArgs {
+  path: string;
+  "expires-in": number;
+}
+
+const DEFAULT_EXPIRES_IN = 3600;
+
+export function presignBuilder(y: Argv) {
+  return withCommonOptions(y)
+    .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key" })
+    .option("expires-in", { type: "number", default: DEFAULT_EXPIRES_IN, describe: `seconds the URL stays valid (at most ${MAX_PRESIGN_SECONDS}, 7 days)` })
+    .example("s3x presign s3://bucket/report.pdf", "a URL valid for an hour")
+    .example("s3x presign s3://bucket/model.bin --expires-in 600", "a URL valid for 10 minutes (for curl on a machine without credentials)")
+    .group([], "Options:");
+}
+
+/** `s3x presign s3://b/k`: prints a URL anyone can GET the object with until it expires; sends nothing. */
+export async function runPresign(args: PresignArgs): Promise<number> {
+  const loc = parseLocation(args.path);
+  if (loc.kind !== "s3" || loc.key === "") throw new UsageError(`presign needs s3://bucket/key, got "${args.path}"`);
+  const seconds = args["expires-in"];
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_PRESIGN_SECONDS) throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_PRESIGN_SECONDS}, got ${seconds}`);
+  if (!args["sign-request"]) throw new UsageError("presign needs credentials: it cannot go with --no-sign-request");
+  const session = await Session.open(args, { progressAllowed: false });
+  try {
+    const url = await presignGet(session.connection.client, { bucket: loc.bucket, key: loc.key }, seconds);
+    await session.stdout.write(url + "\n");
+  } finally {
+    await session.close();
+  }
+  return 0;
+}

@@ -1,0 +1,131 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Argv } from "yargs";
+import { UsageError, type Location } from "../plan/location.js";
+import type { StorageSettings } from "../s3/operations.js";
+import type { RequestSettings, SseCustomerKey } from "../s3/request-headers.js";
+
+/**
+ * aws-cli's options for what objects carry (headers, ACL, encryption) and
+ * for requester-pays buckets, on every command that writes objects (cp, mv,
+ * sync). Parsed and checked here, before anything is sent.
+ */
+export interface ObjectOptionArgs {
+  "content-type"?: string;
+  "storage-class"?: string;
+  metadata?: string;
+  "metadata-directive"?: string;
+  acl?: string;
+  "cache-control"?: string;
+  "content-encoding"?: string;
+  "content-disposition"?: string;
+  "content-language"?: string;
+  expires?: string;
+  sse?: string;
+  "sse-kms-key-id"?: string;
+  "sse-c"?: string;
+  "sse-c-key"?: string;
+  "sse-c-copy-source"?: string;
+  "sse-c-copy-source-key"?: string;
+  "request-payer"?: string;
+}
+
+const CANNED_ACLS = ["private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write"];
+const SSE_MODES = ["AES256", "aws:kms", "aws:kms:dsse"];
+
+export function withObjectOptions<T>(y: Argv<T>) {
+  const group = "Object attributes:";
+  return y
+    .option("metadata-directive", { type: "string", describe: "S3→S3 copies: COPY the source's metadata and headers, or REPLACE them with the ones given (default: REPLACE when any is given)", group })
+    .option("acl", { type: "string", describe: `canned ACL of written objects: ${CANNED_ACLS.join(", ")}`, group })
+    .option("cache-control", { type: "string", describe: "Cache-Control of written objects", group })
+    .option("content-encoding", { type: "string", describe: "Content-Encoding of written objects", group })
+    .option("content-disposition", { type: "string", describe: "Content-Disposition of written objects", group })
+    .option("content-language", { type: "string", describe: "Content-Language of written objects", group })
+    .option("expires", { type: "string", describe: "Expires of written objects (a date, e.g. 2027-01-01T00:00:00Z)", group })
+    .option("sse", { type: "string", describe: "server-side encryption of written objects: AES256 or aws:kms", group })
+    .option("sse-kms-key-id", { type: "string", describe: "KMS key for --sse aws:kms", group })
+    .option("sse-c", { type: "string", describe: "customer-key encryption (SSE-C): AES256, with --sse-c-key", group })
+    .option("sse-c-key", { type: "string", describe: "the 32-byte SSE-C key (or fileb://FILE) to write and read objects with", group })
+    .option("sse-c-copy-source", { type: "string", describe: "S3→S3: the source is SSE-C encrypted: AES256, with --sse-c-copy-source-key", group })
+    .option("sse-c-copy-source-key", { type: "string", describe: "the SSE-C key of the copy's source (or fileb://FILE)", group })
+    .option("request-payer", { type: "string", describe: "requester: confirm you pay for requests to a requester-pays bucket (sent on every request)", group });
+}
+
+/** True when an S3→S3 copy gives its destination new metadata and headers (REPLACE). */
+export function replacesMetadata(args: ObjectOptionArgs): boolean {
+  const directive = args["metadata-directive"];
+  if (directive !== undefined) {
+    const upper = directive.toUpperCase();
+    if (upper !== "COPY" && upper !== "REPLACE") throw new UsageError(`--metadata-directive must be COPY or REPLACE, got "${directive}"`);
+    return upper === "REPLACE";
+  }
+  const given: (keyof ObjectOptionArgs)[] = ["content-type", "storage-class", "metadata", "cache-control", "content-encoding", "content-disposition", "content-language", "expires"];
+  return given.some((name) => args[name] !== undefined);
+}
+
+/** The header attributes of --cache-control … --expires, checked. */
+export function headerAttributes(args: ObjectOptionArgs): { cacheControl?: string; contentEncoding?: string; contentDisposition?: string; contentLanguage?: string; expires?: Date } {
+  let expires: Date | undefined;
+  if (args.expires !== undefined) {
+    expires = new Date(args.expires);
+    if (Number.isNaN(expires.getTime())) throw new UsageError(`--expires "${args.expires}" is not a date (e.g. 2027-01-01T00:00:00Z)`);
+  }
+  return {
+    cacheControl: args["cache-control"],
+    contentEncoding: args["content-encoding"],
+    contentDisposition: args["content-disposition"],
+    contentLanguage: args["content-language"],
+    expires,
+  };
+}
+
+/** --acl, --sse and --sse-kms-key-id, checked. */
+export function storageSettings(args: ObjectOptionArgs): StorageSettings {
+  if (args.acl !== undefined && !CANNED_ACLS.includes(args.acl)) throw new UsageError(`--acl must be one of ${CANNED_ACLS.join(", ")}, got "${args.acl}"`);
+  if (args.sse !== undefined && !SSE_MODES.includes(args.sse)) throw new UsageError(`--sse must be AES256 or aws:kms, got "${args.sse}"`);
+  if (args["sse-kms-key-id"] !== undefined && !args.sse?.startsWith("aws:kms")) throw new UsageError("--sse-kms-key-id goes with --sse aws:kms");
+  if (args.sse !== undefined && args["sse-c"] !== undefined) throw new UsageError("--sse and --sse-c cannot be used together");
+  return { acl: args.acl, sse: args.sse, sseKmsKeyId: args["sse-kms-key-id"] };
+}
+
+/**
+ * --request-payer and the SSE-C keys, for the connection to send on the
+ * requests concerned. A copy reads its source with the copy-source key;
+ * other commands read and write with --sse-c-key.
+ */
+export function requestSettings(args: ObjectOptionArgs, source?: Location, dest?: Location): RequestSettings {
+  const payer = args["request-payer"];
+  if (payer !== undefined && payer !== "requester") throw new UsageError(`--request-payer must be requester, got "${payer}"`);
+  const key = customerKey(args["sse-c"], args["sse-c-key"], "--sse-c");
+  const copySource = customerKey(args["sse-c-copy-source"], args["sse-c-copy-source-key"], "--sse-c-copy-source");
+  const copying = source?.kind === "s3" && dest?.kind === "s3";
+  if (copySource && !copying) throw new UsageError("--sse-c-copy-source goes with S3→S3 copies");
+  const sseCustomer = key || copySource ? { write: key, read: copying ? copySource : key, copySource } : undefined;
+  return { requestPayer: payer === "requester" ? "requester" : undefined, sseCustomer };
+}
+
+function customerKey(algorithm: string | undefined, keyText: string | undefined, option: string): SseCustomerKey | undefined {
+  if (algorithm === undefined && keyText === undefined) return undefined;
+  if (algorithm !== undefined && algorithm !== "AES256") throw new UsageError(`${option} must be AES256, got "${algorithm}"`);
+  if (keyText === undefined) throw new UsageError(`${option} needs ${option}-key`);
+  if (algorithm === undefined) throw new UsageError(`${option}-key goes with ${option} AES256`);
+  const key = keyText.startsWith("fileb://") ? readKeyFile(keyText.slice("fileb://".length), option) : Buffer.from(keyText, "utf8");
+  if (key.length !== 32) throw new UsageError(`${option}-key must be 32 bytes (AES-256), got ${key.length}`);
+  return { algorithm: "AES256", keyBase64: key.toString("base64"), keyMd5Base64: createHash("md5").update(key).digest("base64") };
+}
+
+function readKeyFile(path: string, option: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new UsageError(`${option}-key ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
+/** Checks every object option at once, before anything is sent. */
+export function checkObjectOptions(args: ObjectOptionArgs): void {
+  replacesMetadata(args);
+  headerAttributes(args);
+  storageSettings(args);
+}

@@ -1,0 +1,72 @@
+import type { ObjectCannedACL, ServerSideEncryption, StorageClass } from "./sdk.js";
+
+/**
+ * How an object is stored and who may read it (--acl, --sse,
+ * --sse-kms-key-id): set on every object s3x writes, a copy too whatever
+ * its metadata directive.
+ */
+export interface StorageSettings {
+  acl?: string;
+  /** AES256 or aws:kms (x-amz-server-side-encryption). */
+  sse?: string;
+  sseKmsKeyId?: string;
+}
+
+/** What s3x sets on objects it writes. */
+export interface ObjectAttributes extends StorageSettings {
+  contentType?: string;
+  storageClass?: string;
+  metadata?: Record<string, string>;
+  cacheControl?: string;
+  contentEncoding?: string;
+  contentDisposition?: string;
+  contentLanguage?: string;
+  expires?: Date;
+}
+
+/** An object's attributes as the headers the SDK writes for them (for direct PUTs and copies). */
+export function attributeHeaders(attrs: ObjectAttributes): Record<string, string> {
+  const headers: Record<string, string> = storageHeaders(attrs);
+  if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
+  if (attrs.storageClass !== undefined) headers["x-amz-storage-class"] = attrs.storageClass;
+  if (attrs.cacheControl !== undefined) headers["cache-control"] = attrs.cacheControl;
+  if (attrs.contentEncoding !== undefined) headers["content-encoding"] = attrs.contentEncoding;
+  if (attrs.contentDisposition !== undefined) headers["content-disposition"] = attrs.contentDisposition;
+  if (attrs.contentLanguage !== undefined) headers["content-language"] = attrs.contentLanguage;
+  if (attrs.expires !== undefined) headers.expires = attrs.expires.toUTCString();
+  for (const [name, value] of Object.entries(attrs.metadata ?? {})) headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+  return headers;
+}
+
+/** The headers of StorageSettings, as the SDK writes them. */
+export function storageHeaders(settings: StorageSettings): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (settings.acl !== undefined) headers["x-amz-acl"] = settings.acl;
+  if (settings.sse !== undefined) headers["x-amz-server-side-encryption"] = settings.sse;
+  if (settings.sseKmsKeyId !== undefined) headers["x-amz-server-side-encryption-aws-kms-key-id"] = settings.sseKmsKeyId;
+  return headers;
+}
+
+/** StorageSettings as SDK input members. */
+export function storageInput(settings: StorageSettings) {
+  return {
+    ACL: settings.acl as ObjectCannedACL | undefined,
+    ServerSideEncryption: settings.sse as ServerSideEncryption | undefined,
+    SSEKMSKeyId: settings.sseKmsKeyId,
+  };
+}
+
+/** ObjectAttributes as SDK input members (PutObject, CreateMultipartUpload, CopyObject). */
+export function attributeInput(attrs: ObjectAttributes) {
+  return {
+    ...storageInput(attrs),
+    ContentType: attrs.contentType,
+    StorageClass: attrs.storageClass as StorageClass | undefined,
+    Metadata: attrs.metadata,
+    CacheControl: attrs.cacheControl,
+    ContentEncoding: attrs.contentEncoding,
+    ContentDisposition: attrs.contentDisposition,
+    ContentLanguage: attrs.contentLanguage,
+    Expires: attrs.expires,
+  };
+}

@@ -1,0 +1,45 @@
+import type { S3Client } from "./sdk.js";
+import { encodeKey } from "./direct.js";
+import { presignedQuery, queryString, type SigningCredentials } from "./sigv4.js";
+import type { ObjectRef } from "./operations.js";
+
+/** The longest a SigV4 presigned URL may live: 7 days. */
+export const MAX_PRESIGN_SECONDS = 604_800;
+
+/** What a presigned URL needs of the SDK client's resolved configuration. */
+interface PresignConfig {
+  credentials: () => Promise<SigningCredentials>;
+  region: () => Promise<string>;
+  endpoint?: () => Promise<{ protocol: string; hostname: string; port?: number; path: string }>;
+  forcePathStyle?: boolean;
+  systemClockOffset?: number;
+}
+
+/**
+ * A presigned GET URL for an object (aws s3 presign), signed by s3x's own
+ * SigV4 (s3/sigv4.ts) with the client's credentials and region; nothing is
+ * sent. Addressed as the client addresses it: path-style on a custom
+ * endpoint (or with --force-path-style), else virtual-hosted on AWS.
+ */
+export async function presignGet(client: S3Client, ref: ObjectRef, expiresIn: number, nowMs = Date.now()): Promise<string> {
+  const config = client.config as unknown as PresignConfig;
+  const credentials = await config.credentials();
+  const region = await config.region();
+  let protocol = "https:";
+  let hostname = `s3.${region}.amazonaws.com`;
+  let port: number | undefined;
+  let basePath = "";
+  if (config.endpoint) {
+    const endpoint = await config.endpoint();
+    ({ protocol, hostname, port } = endpoint);
+    basePath = endpoint.path.replace(/\/$/, "");
+  }
+  // A bucket name with dots cannot be a TLS host name label: path-style then, as the SDK does.
+  const pathStyle = config.forcePathStyle === true || ref.bucket.includes(".");
+  if (!pathStyle) hostname = `${ref.bucket}.${hostname}`;
+  const path = `${basePath}${pathStyle ? `/${ref.bucket}` : ""}/${encodeKey(ref.key)}`;
+  const defaultPort = (protocol === "https:" && port === 443) || (protocol === "http:" && port === 80);
+  const host = port === undefined || defaultPort ? hostname : `${hostname}:${port}`;
+  const query = presignedQuery("GET", host, path, credentials, region, "s3", nowMs + (config.systemClockOffset ?? 0), expiresIn);
+  return `${protocol}//${host}${path}?${queryString(query)}`;
+}
