@@ -52,6 +52,16 @@ export function withObjectOptions<T>(y: Argv<T>) {
     .option("request-payer", { type: "string", describe: "requester: confirm you pay for requests to a requester-pays bucket (sent on every request)", group });
 }
 
+/** --request-payer alone, for the commands that read or delete (ls, rm): aws-cli has it on every s3 command. */
+export function withRequestPayerOption<T>(y: Argv<T>) {
+  return y.option("request-payer", { type: "string", describe: "requester: confirm you pay for requests to a requester-pays bucket (sent on every request)" });
+}
+
+/** The headers of --request-payer for commands without object options. */
+export function requestPayerSettings(args: { "request-payer"?: string }): RequestSettings {
+  return requestSettings(args);
+}
+
 /** True when an S3→S3 copy gives its destination new metadata and headers (REPLACE). */
 export function replacesMetadata(args: ObjectOptionArgs): boolean {
   const directive = args["metadata-directive"];

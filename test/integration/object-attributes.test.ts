@@ -154,6 +154,11 @@ describe("object attributes: headers, ACL, encryption, request payer (integratio
     await viaProxy(["cp", small, `s3://${bucket}/sse/small2.bin`, ...common]);
     await viaProxy(["cp", big, `s3://${bucket}/sse/big.bin`, ...common]);
     await viaProxy(["cp", `s3://${bucket}/h/small.bin`, `s3://${bucket}/sse/copy.bin`, ...common]);
+    // aws-cli takes --request-payer on ls and rm too.
+    assert.equal((await viaProxy(["ls", `s3://${bucket}/sse/`, "--request-payer", "requester"])).code, 0);
+    assert.equal((await viaProxy(["rm", `s3://${bucket}/sse/small2.bin`, "--request-payer", "requester"])).code, 0);
+    assert.ok(proxy.requests.some((r) => r.method === "GET" && /list-type=2/.test(r.path)), "ls went through the proxy");
+    assert.ok(proxy.requests.some((r) => r.method === "DELETE"), "rm went through the proxy");
     const writes = proxy.requests.filter((r) => (r.method === "PUT" && !/partNumber=/.test(r.path)) || (r.method === "POST" && /[?&]uploads/.test(r.path)));
     assert.ok(writes.length >= 4, JSON.stringify(proxy.requests.map((r) => `${r.method} ${r.path}`)));
     for (const w of writes) assert.equal(w.headers["x-amz-server-side-encryption"], "AES256", `${w.method} ${w.path}`);

@@ -6,8 +6,10 @@ import { listBuckets } from "../../s3/list.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
+import { requestPayerSettings, withRequestPayerOption } from "../object-options.js";
 
 export interface LsArgs extends CommonArgs {
+  "request-payer"?: string;
   path?: string;
   recursive: boolean;
   "human-readable": boolean;
@@ -16,7 +18,7 @@ export interface LsArgs extends CommonArgs {
 }
 
 export function lsBuilder(y: Argv) {
-  return withCommonOptions(y)
+  return withRequestPayerOption(withCommonOptions(y))
     .positional("path", { type: "string", describe: "s3://bucket[/prefix]; no argument lists buckets" })
     .option("recursive", { alias: "r", type: "boolean", default: false, describe: "every object under the prefix, not one level" })
     .option("human-readable", { type: "boolean", default: false, describe: "sizes in KiB, MiB, GiB" })
@@ -41,7 +43,7 @@ function stamp(date: Date | undefined): string {
  * listing of millions of keys starts at once and holds one page in memory.
  */
 export async function runLs(args: LsArgs): Promise<number> {
-  const session = await Session.open(args, { progressAllowed: false });
+  const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
   const ctx = session.context;
   const out = (line: string): Promise<void> => session.stdout.write(line + "\n");
   try {

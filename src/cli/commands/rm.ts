@@ -9,8 +9,10 @@ import { deleteObject } from "../../s3/list.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { Session } from "../session.js";
+import { requestPayerSettings, withRequestPayerOption } from "../object-options.js";
 
 export interface RmArgs extends CommonArgs {
+  "request-payer"?: string;
   path: string;
   recursive: boolean;
   dryrun: boolean;
@@ -19,7 +21,7 @@ export interface RmArgs extends CommonArgs {
 }
 
 export function rmBuilder(y: Argv) {
-  return withCommonOptions(y)
+  return withRequestPayerOption(withCommonOptions(y))
     .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key, or s3://bucket/prefix with --recursive" })
     .option("recursive", { alias: "r", type: "boolean", default: false, describe: "delete every object under the prefix" })
     .option("include", { type: "string", array: true, describe: "include keys matching this glob (later filters win)" })
@@ -41,7 +43,7 @@ export function rmBuilder(y: Argv) {
 export async function runRm(args: RmArgs, argv: readonly string[]): Promise<number> {
   const loc = parseLocation(args.path);
   if (loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
-  const session = await Session.open(args, { progressAllowed: false });
+  const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
   const ctx = session.context;
   const deletions = new DeletionReport(session);
   const report = deletions.add;

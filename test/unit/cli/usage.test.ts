@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { closest, explainUsageError } from "../../../src/cli/usage.js";
 
-const vocabulary = { commands: ["cp", "sync", "ls", "rm", "mb", "rb"], options: ["exclude", "include", "dryrun", "recursive", "r", "quiet", "q"] };
+const vocabulary = { commands: ["cp", "mv", "sync", "ls", "rm", "mb", "rb", "presign"], options: ["exclude", "include", "dryrun", "recursive", "r", "quiet", "q"] };
 
 describe("cli/usage: naming the word at fault", () => {
   it("an unknown option is named once, with a suggestion only when it is plausibly a typo", () => {
@@ -10,8 +10,8 @@ describe("cli/usage: naming the word at fault", () => {
     assert.equal(explainUsageError("Unknown argument: dry-run", ["cp", "a", "b", "--dry-run"], vocabulary), "unknown option --dry-run (did you mean --dryrun?)");
   });
 
-  it("an aws s3 command s3x lacks is said so, never 'corrected' to a near one (mv → mb)", () => {
-    assert.equal(explainUsageError("Unknown arguments: mv, a, b", ["mv", "a", "b"], vocabulary), "s3x has no mv command (it has cp, sync, ls, rm, mb, rb)");
+  it("an aws s3 command s3x lacks is said so, never 'corrected' to a near one", () => {
+    assert.equal(explainUsageError("Unknown arguments: website, s3://b", ["website", "s3://b"], vocabulary), "s3x has no website command (it has cp, mv, sync, ls, rm, mb, rb, presign)");
     assert.equal(explainUsageError("Unknown arguments: snyc, a, b", ["snyc", "a", "b"], vocabulary), 'unknown command "snyc" (did you mean sync?)');
     assert.equal(explainUsageError("Unknown argument: zz", ["zz"], vocabulary), 'unknown command "zz"');
   });
