@@ -115,7 +115,7 @@ async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: Download
     const failure = run.group.firstError ?? err;
     const kept = await sink.discard(isInterruption(failure, ctx.signal) && !(failure instanceof ChecksumMismatchError));
     if (kept && sink.previous) {
-      const partial = await sink.previous();
+      const partial = await sink.previous(true); // its lock is released: read, never re-take it
       if (partial) {
         ctx.notify(
           `kept the partial download of ${describe(ref)} (${coveredBytes(partial.done)} of ${partial.identity.size} bytes in ${partial.location}): ` +

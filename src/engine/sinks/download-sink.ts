@@ -43,7 +43,7 @@ export interface DownloadSink {
   observeInOrder?(observer: (data: Buffer) => void): void;
 
   /** Resumable sinks (files): what an earlier run left, continuing it, reading it back. */
-  previous?(): Promise<PartialDownload | undefined>;
+  previous?(readOnly?: boolean): Promise<PartialDownload | undefined>;
   forgetPrevious?(): Promise<void>;
   reopen?(): Promise<void>;
   read?(offset: number, target: Buffer): Promise<void>;

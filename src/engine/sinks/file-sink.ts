@@ -120,12 +120,16 @@ export class FileSink implements DownloadSink {
   }
 
   /** What an earlier, interrupted download left here, if its journal is readable. */
-  async previous(): Promise<PartialDownload | undefined> {
+  /**
+   * What an earlier, interrupted download left here. `readOnly`: only to report
+   * what this run itself just kept, after its lock was released: no lock taken.
+   */
+  async previous(readOnly = false): Promise<PartialDownload | undefined> {
     // The index was read before this run wrote anything: it answers only until this sink opens its file.
     if (this.leftovers && this.handle === undefined && !(await this.leftovers.mayHaveJournal(this.finalPath))) return undefined;
     const found = await readJournal(this.journalPath, this.directory, this.legacyTemp);
     if (found === undefined) return undefined;
-    if (!this.lock.held) {
+    if (!this.lock.held && !readOnly) {
       // Only the lock's holder may continue or remove a leftover: take it, then look again.
       await this.claim(this.debug);
       return this.previous();
@@ -136,7 +140,7 @@ export class FileSink implements DownloadSink {
       if (this.lock.held) await this.fs.unlink(this.journalPath).catch(() => undefined);
       return undefined;
     }
-    this.leftoverTemp = found.temp;
+    if (!readOnly) this.leftoverTemp = found.temp;
     return { identity: found.identity, done: found.done, location: found.temp };
   }
 
