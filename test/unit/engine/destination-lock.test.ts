@@ -1,24 +1,11 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { deadPid, holder } from "../../support/lock-records.js";
 import { DestinationBusyError, type LockHolder } from "../../../src/engine/locks/exclusive-lock.js";
 import { DestinationLock } from "../../../src/engine/sinks/destination-lock.js";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
-
-/** The pid of a process that has exited (its exit awaited, so the pid is certainly dead). */
-function deadPid(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
-    child.on("error", reject);
-    child.on("exit", () => resolve(child.pid!));
-  });
-}
-
-function holder(fields: Partial<LockHolder>): string {
-  return JSON.stringify({ pid: process.pid, host: hostname(), command: process.argv[1], started: "2026-01-01T00:00:00.000Z", temp: ".f.00000000.s3x-part", ...fields }) + "\n";
-}
 
 describe("engine/sinks/destination-lock", () => {
   let dir: string;

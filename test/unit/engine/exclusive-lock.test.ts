@@ -1,22 +1,9 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { deadPid, holder } from "../../support/lock-records.js";
 import { DestinationBusyError, ExclusiveLock, type LockHolder } from "../../../src/engine/locks/exclusive-lock.js";
-
-/** The pid of a process that has exited (its exit awaited, so the pid is certainly dead). */
-function deadPid(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
-    child.on("error", reject);
-    child.on("exit", () => resolve(child.pid!));
-  });
-}
-
-function holder(fields: Partial<LockHolder>): string {
-  return JSON.stringify({ pid: process.pid, host: hostname(), command: process.argv[1], started: "2026-01-01T00:00:00.000Z", temp: ".f.00000000.s3x-part", ...fields }) + "\n";
-}
 
 /** A lock at `dir/.f.s3x-lock` (where the download tests put theirs), refusing with a plain message. */
 const lockIn = (dir: string): ExclusiveLock => new ExclusiveLock(join(dir, ".f.s3x-lock"), (holder, verdict) => `busy: ${holder?.pid ?? "unreadable"} ${verdict}`);
