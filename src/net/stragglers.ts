@@ -1,5 +1,32 @@
-import type { AddressPool, HostPools } from "./pools.js";
+// The straggler watch: cancels large requests that crawl or stall on one address, so their retry goes elsewhere.
 import { loopLag, type LagSource } from "./loop-lag.js";
+
+/**
+ * What the watch needs of an address (net/pools/ has the real thing): the
+ * watch imports no pool module, so the pools can own a watch.
+ */
+export interface WatchedAddress {
+  readonly address: string;
+  readonly retired: boolean;
+  /** When bytes last moved to or from it, in observed time (see loop-lag.ts). */
+  readonly lastBytesAt: number;
+  /** `stragglers` is counted here; `hedges` and `hedgesWon` by the hedger (engine/), through TrackedRequest.address. */
+  readonly counters: { stragglers: number; hedges: number; hedgesWon: number };
+  isBad(now?: number): boolean;
+  /** Bytes per second in and out over the last two seconds, in wall time. */
+  currentRate(now?: number): number;
+  /** Remembers what went wrong, for --json and --debug. */
+  noteProblem(problem: string): void;
+}
+
+/** The addresses of one host, as the watch sees them (net/pools/host-addresses.ts). */
+export interface AddressBook {
+  readonly addresses: readonly WatchedAddress[];
+  /** Whether a request on `address` could go somewhere healthy instead. */
+  hasAlternative(address: WatchedAddress): boolean;
+  /** Puts `address` on the bad list for a while, saying why. */
+  markBad(address: WatchedAddress, problem: string): void;
+}
 
 /**
  * When a part request counts as a straggler. Cancelling a request throws
@@ -85,7 +112,7 @@ export class TrackedRequest {
   private readonly samples: { at: number; bytes: number }[] = [];
 
   constructor(
-    readonly address: AddressPool,
+    readonly address: WatchedAddress,
     /** Observed time (see loop-lag.ts) when the request started; all times here are observed. */
     readonly startedAt: number,
     /** Payload bytes expected; a request that has moved them all is only waiting for the server. */
@@ -152,13 +179,13 @@ export class StragglerWatch {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly host: HostPools,
+    private readonly host: AddressBook,
     private readonly options: StragglerOptions,
     private readonly clock: LagSource = loopLag,
   ) {}
 
   /** Starts watching a request with `expectedBytes` of payload; small requests are not watched. */
-  track(address: AddressPool, expectedBytes: number, cancel: (err: Error) => void): TrackedRequest | undefined {
+  track(address: WatchedAddress, expectedBytes: number, cancel: (err: Error) => void): TrackedRequest | undefined {
     if (expectedBytes < this.options.minPayloadBytes) return undefined;
     const request = new TrackedRequest(address, this.clock.observedNow(), expectedBytes, cancel, this.clock, this);
     this.active.add(request);
@@ -310,8 +337,8 @@ export class StragglerWatch {
    * under half the pace of the others is a slow front end, worth avoiding
    * for a while.
    */
-  private addressIsSlow(address: AddressPool): boolean {
-    // The addresses' rate meters count in real wall time (net/pools.ts), whatever the watch's clock.
+  private addressIsSlow(address: WatchedAddress): boolean {
+    // The addresses' rate meters count in real wall time (net/pools/address-health.ts), whatever the watch's clock.
     const now = Date.now();
     const others = this.host.addresses.filter((a) => a !== address && !a.retired && !a.isBad(now)).map((a) => a.currentRate(now));
     if (others.length === 0) return false;

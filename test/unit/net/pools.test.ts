@@ -2,14 +2,15 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AddressResolver } from "../../../src/net/resolver.js";
-import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { DEFAULT_NET_OPTIONS } from "../../../src/net/net-options.js";
+import { HostAddresses } from "../../../src/net/pools/host-addresses.js";
 
-function hostWith(addresses: string[]): HostPools {
-  return new HostPools("s3.example", "http:", 9, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses, ttlMs: Infinity, source: "pinned" });
+function hostWith(addresses: string[]): HostAddresses {
+  return new HostAddresses("s3.example", "http:", 9, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses, ttlMs: Infinity, source: "pinned" });
 }
 
 describe("net/pools: choosing an address", () => {
-  let host: HostPools;
+  let host: HostAddresses;
   afterEach(async () => {
     await host?.close();
   });
@@ -90,7 +91,7 @@ describe("net/pools: choosing an address", () => {
 describe("net/pools: first contact (real sockets on loopback)", () => {
   let server: Server;
   let port: number;
-  let host: HostPools | undefined;
+  let host: HostAddresses | undefined;
   before(async () => {
     // Listens on 127.0.0.1 only: 127.0.0.2 on the same port refuses.
     server = createServer((_req, res) => res.end("ok"));
@@ -106,7 +107,7 @@ describe("net/pools: first contact (real sockets on loopback)", () => {
   });
 
   it("sends the first request to an address that connected, over the probe's own connection", async () => {
-    host = new HostPools("s3.example", "http:", port, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.1"], ttlMs: Infinity, source: "pinned" });
+    host = new HostAddresses("s3.example", "http:", port, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.1"], ttlMs: Infinity, source: "pinned" });
     const started = Date.now();
     await host.firstContact();
     const first = host.pick();
@@ -124,7 +125,7 @@ describe("net/pools: first contact (real sockets on loopback)", () => {
   });
 
   it("passes over an address whose connect lags past the happy-eyeballs delay", () => {
-    host = new HostPools("s3.example", "http:", port, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.3"], ttlMs: Infinity, source: "pinned" });
+    host = new HostAddresses("s3.example", "http:", port, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.3"], ttlMs: Infinity, source: "pinned" });
     const [lagging, other] = host.addresses;
     lagging.reachability = "connecting";
     lagging.connectingSince = Date.now() - 300;

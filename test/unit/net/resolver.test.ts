@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { AddressResolver, parseDnsServers, parsePinnedAddresses, refreshDelay } from "../../../src/net/resolver.js";
-import { PoolManager, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { DEFAULT_NET_OPTIONS } from "../../../src/net/net-options.js";
+import { HostDirectory } from "../../../src/net/pools/host-directory.js";
 import { startDnsServer, type TestDnsServer } from "../../support/dns-server.js";
 import { createServer, type Server, type Socket } from "node:net";
 
@@ -10,8 +11,8 @@ const NAME = "s3.fanout.invalid";
 describe("net/resolver (real DNS server on loopback)", () => {
   let dns: TestDnsServer;
   /**
-   * A TCP listener on every loopback address: the pools connect to each
-   * address at first contact (and mark one that refuses as bad), so the
+   * A TCP listener on every loopback address: s3x connects to each
+   * address at first contact (and marks one that refuses as bad), so the
    * addresses these tests resolve to must accept connections.
    */
   let listener: Server;
@@ -74,9 +75,9 @@ describe("net/resolver (real DNS server on loopback)", () => {
     this.timeout(10_000);
     const name = "moving.fanout.invalid";
     dns.setAnswer(name, ["127.0.0.2", "127.0.0.3"], 1);
-    const pools = new PoolManager({ ...DEFAULT_NET_OPTIONS, dnsServers: [dns.server] });
+    const hosts = new HostDirectory({ ...DEFAULT_NET_OPTIONS, dnsServers: [dns.server] });
     try {
-      const host = await pools.forOrigin("http:", name, port);
+      const host = await hosts.forOrigin("http:", name, port);
       assert.deepEqual(host.addresses.map((a) => a.address).sort(), ["127.0.0.2", "127.0.0.3"]);
       dns.setAnswer(name, ["127.0.0.3", "127.0.0.4"], 1);
       host.pick(); // in use: keeps re-resolving
@@ -87,7 +88,7 @@ describe("net/resolver (real DNS server on loopback)", () => {
       // A retired address never gets a new request.
       for (let i = 0; i < 20; i++) assert.notEqual(host.pick().address, "127.0.0.2");
     } finally {
-      await pools.close();
+      await hosts.close();
     }
   });
 
@@ -95,9 +96,9 @@ describe("net/resolver (real DNS server on loopback)", () => {
     this.timeout(10_000);
     const name = "flaky.fanout.invalid";
     dns.setAnswer(name, ["127.0.0.2"], 1);
-    const pools = new PoolManager({ ...DEFAULT_NET_OPTIONS, dnsServers: [dns.server] });
+    const hosts = new HostDirectory({ ...DEFAULT_NET_OPTIONS, dnsServers: [dns.server] });
     try {
-      const host = await pools.forOrigin("http:", name, port);
+      const host = await hosts.forOrigin("http:", name, port);
       dns.setAnswer(name, [], 1);
       const queries = dns.queries(name);
       host.pick();
@@ -106,7 +107,7 @@ describe("net/resolver (real DNS server on loopback)", () => {
       assert.ok(dns.queries(name) > queries, "re-resolved");
       assert.deepEqual(host.stats().map((s) => [s.address, s.state]), [["127.0.0.2", "healthy"]]);
     } finally {
-      await pools.close();
+      await hosts.close();
     }
   });
 

@@ -1,16 +1,17 @@
 import assert from "node:assert/strict";
 import { AddressResolver } from "../../../src/net/resolver.js";
-import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
-import { StragglerError, StragglerWatch, DEFAULT_STRAGGLER_OPTIONS } from "../../../src/net/stragglers.js";
+import { DEFAULT_NET_OPTIONS } from "../../../src/net/net-options.js";
+import { HostAddresses } from "../../../src/net/pools/host-addresses.js";
+import { StragglerError, StragglerWatch, DEFAULT_STRAGGLER_OPTIONS, type TrackedRequest } from "../../../src/net/stragglers.js";
 import { EventLoopLagClock } from "../../../src/net/loop-lag.js";
 
 const MiB = 1024 * 1024;
 
 describe("net/stragglers", () => {
-  let host: HostPools;
+  let host: HostAddresses;
   let watch: StragglerWatch;
   beforeEach(() => {
-    host = new HostPools("s3.example", "http:", 9, DEFAULT_NET_OPTIONS, new AddressResolver(), {
+    host = new HostAddresses("s3.example", "http:", 9, DEFAULT_NET_OPTIONS, new AddressResolver(), {
       addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"],
       ttlMs: Infinity,
       source: "pinned",
@@ -35,16 +36,18 @@ describe("net/stragglers", () => {
    * Moves every request at its rate (bytes/s) for `seconds`, judging every
    * 250 ms; the bytes count for the request's address too (its rate meter).
    */
-  function run(rs: { r: { progress(n: number, now: number): void; address: { noteBytesIn(n: number): void; lastBytesAt: number } }; rate: number }[], t0: number, seconds: number): number {
+  function run(rs: { r: TrackedRequest; rate: number }[], t0: number, seconds: number): number {
     let now = t0;
     for (let step = 0; step < seconds * 4; step++) {
       now += 250;
       for (const { r, rate } of rs) {
         if (rate <= 0) continue;
         r.progress(Math.round(rate / 4), now);
-        r.address.noteBytesIn(Math.round(rate / 4));
+        // The watch sees an address through its small interface; the host has the whole address.
+        const address = host.addresses.find((a) => a === r.address)!;
+        address.noteBytesIn(Math.round(rate / 4));
         // The test's clock is simulated: the address moved bytes at `now`.
-        r.address.lastBytesAt = now;
+        address.lastBytesAt = now;
       }
       watch.check(now);
     }
