@@ -20,7 +20,9 @@
  * Nine workloads: (1) upload a file, (2) download to a file, (3) download to
  * stdout into `openssl dgst -sha256`, (4) upload from stdin, (5) upload
  * 2,000 × 64 KiB files recursively, (6) download them, (7) list 10,000 keys,
- * (8) no-op sync of the 2,000 files, (9) S3 → S3 copy of the big object.
+ * (8) no-op sync of the 2,000 files, (9) S3 → S3 copy of the big object,
+ * (10) 20 × 16 MiB shards streamed one process per shard (`pipe:` URLs of
+ * WebDataset and friends), where start-up counts as much as throughput.
  * Within a workload the tools run interleaved, the order rotated every round
  * (A B C, B C A, C A B …: no tool always runs right after the same one, whose
  * leftovers on the server — deferred garbage collection of a 1 GiB object it
@@ -69,6 +71,9 @@ const bigSize = arg("size", quick ? 128 : 1024) * MiB;
 const files = arg("files", quick ? 200 : 2000);
 const fileSize = 64 * 1024;
 const keys = arg("keys", quick ? 1000 : 10_000);
+/** Workload 10: shards streamed one process each, as WebDataset's `pipe:` URLs run them. */
+const shards = arg("shards", 20);
+const shardSize = arg("shard-size", quick ? 4 : 16) * MiB;
 const onlyTools = argText("tools", "").split(",").filter(Boolean);
 const onlyWorkloads = argText("workloads", "").split(",").filter(Boolean).map(Number);
 /** Seconds one command may take before it is killed and its cell fails. */
@@ -872,6 +877,13 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
   await pool([...smallMd5.keys()], 32, async (name) => {
     await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: `small-src/${name}`, Body: await readFile(join(smallDir, name)) }));
   });
+  const shardKey = (i: number) => `shards/shard-${String(i).padStart(4, "0")}.tar`;
+  const shardSha = new Map<string, string>();
+  await pool(Array.from({ length: shards }, (_, i) => i), 8, async (i) => {
+    const data = randomBytes(shardSize);
+    shardSha.set(shardKey(i), sha256(data));
+    await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: shardKey(i), Body: data }));
+  });
   const keyName = (i: number) => `list/k${String(i).padStart(6, "0")}`;
   await pool(Array.from({ length: keys }, (_, i) => i), 64, async (i) => {
     await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: keyName(i), Body: "x" }));
@@ -1028,6 +1040,25 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
       cleanup: async (v, run) => deleteKeys([`copy/${tag(v, run)}`]),
     },
   ];
+  allWorkloads.push({
+    n: 10,
+    title: `${shards} × ${sizeText(shardSize)} shards, one process each → \`openssl dgst -sha256\``,
+    op: "downStdout",
+    amount: shards * shardSize,
+    unit: "MB/s",
+    check: "sha256 of every shard's stream",
+    // GNU time of the loop's shell counts every child it waited for: CPU of all the processes, peak RSS of the largest.
+    command: (v) => {
+      const loop = Array.from({ length: shards }, (_, i) => `${v.ops.downStdout!(shardKey(i))} | openssl dgst -sha256 -r`).join(" && ");
+      return `{TIME} bash -o pipefail -c ${q(loop)}`;
+    },
+    verify: async (_v, _run, stdout) => {
+      const got = stdout.trim().split("\n").map((line) => line.split(" ")[0]);
+      const want = Array.from({ length: shards }, (_, i) => shardSha.get(shardKey(i)));
+      if (got.length !== shards || got.some((h, i) => h !== want[i])) throw new Error(`${got.filter((h, i) => h === want[i]).length} of ${shards} shards arrived intact`);
+    },
+    cleanup: async () => {},
+  });
   const workloads = allWorkloads.filter((w) => onlyWorkloads.length === 0 || onlyWorkloads.includes(w.n));
 
   // Load every tool once (binaries, Python modules, the SDK) so the first timed run is not a cold start.
