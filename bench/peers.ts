@@ -9,6 +9,8 @@
  *   npm run bench -- --runs 5 --size 512 --files 1000 --keys 5000
  *   npm run bench -- --quick --tools s3x,crt,rclone --workloads 1,2,9
  *   npm run bench -- --transports https   # HTTPS only (default: https,http)
+ *   npm run bench -- --quick --runs 5 --tools s3x,s3x-b --compare /tmp/before
+ *                       # A/B: s3x against another build (a checkout with bin/ and dist/ built), interleaved
  *
  * Every workload runs over HTTPS and over plain HTTP in the same run, the
  * two interleaved like the tools: radosgw's beast frontend serves both, TLS
@@ -75,6 +77,8 @@ const keys = arg("keys", quick ? 1000 : 10_000);
 const shards = arg("shards", 20);
 const shardSize = arg("shard-size", quick ? 4 : 16) * MiB;
 const onlyTools = argText("tools", "").split(",").filter(Boolean);
+/** Another build of s3x (a checkout directory, built) to run as variant "s3x-b", for A/B of a change. */
+const compareBuild = argText("compare", "");
 const onlyWorkloads = argText("workloads", "").split(",").filter(Boolean).map(Number);
 /** Seconds one command may take before it is killed and its cell fails. */
 const limitSeconds = arg("timeout", quick ? 120 : 300);
@@ -665,6 +669,18 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
   };
 
   const all = [s3x, s3xTuned, aws, awsTuned, crt, rclone, rcloneTuned, s3cmd, sdk, sdkTuned];
+  if (compareBuild) {
+    const xb = `${q(process.execPath)} ${q(join(compareBuild, "bin", "s3x.js"))}`;
+    const describe = spawnSync("git", ["-C", compareBuild, "describe", "--always", "--dirty"], { encoding: "utf8" }).stdout?.trim();
+    all.push({
+      ...s3x,
+      id: "s3x-b",
+      name: "s3x B",
+      settings: `the build in ${compareBuild}, same options as s3x (A/B)`,
+      version: describe || "?",
+      ops: Object.fromEntries(Object.entries(s3x.ops).map(([op, make]) => [op, (...args: string[]) => (make as (...a: string[]) => string)(...args).replace(x, xb)])) as Ops,
+    });
+  }
   return all.map((v) => ({ ...v, id: `${v.id}${tls ? TLS_SUFFIX : ""}`, name: `${v.name} ${tls ? "HTTPS" : "HTTP"}` }));
 }
 
@@ -1206,6 +1222,23 @@ function render(
           `**${mineWall !== undefined && best ? fmt(mineWall / best[1]) : "—"}** | ${mineCpu === undefined ? "—" : fmt(mineCpu)} | ${crtCpu === undefined ? "—" : fmt(crtCpu)} | ` +
           `${mineCpu !== undefined && crtCpu !== undefined && crtCpu > 0 ? fmt(mineCpu / crtCpu) : "—"} | ${tunedCells} |`,
       );
+    }
+    p();
+  }
+  if (compareBuild) {
+    p("## A/B: s3x (A, this checkout) against s3x B (`--compare`)");
+    p();
+    p("| # | workload | transport | A wall s | B wall s | A / B wall | A CPU-s | B CPU-s | A / B CPU |");
+    p("|---|---|---|---|---|---|---|---|---|");
+    for (const w of workloads) {
+      for (const transport of transports) {
+        const suffix = transport === "https" ? TLS_SUFFIX : "";
+        const a = cells.get(w.n)?.get(`s3x${suffix}`);
+        const b = cells.get(w.n)?.get(`s3x-b${suffix}`);
+        if (!ok(a) || !ok(b)) continue;
+        const [aw, bw, ac, bc] = [med(a!, (s) => s.wall), med(b!, (s) => s.wall), med(a!, (s) => s.cpu), med(b!, (s) => s.cpu)];
+        p(`| ${w.n} | ${w.title} | ${transport} | ${fmt(aw)} | ${fmt(bw)} | **${fmt(aw / bw)}** | ${fmt(ac)} | ${fmt(bc)} | **${fmt(ac / bc)}** |`);
+      }
     }
     p();
   }
