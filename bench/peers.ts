@@ -8,11 +8,23 @@
  *   npm run bench -- --quick              # ~2 min: 128 MiB, 200 files, 1,000 keys, 1 run
  *   npm run bench -- --runs 5 --size 512 --files 1000 --keys 5000
  *   npm run bench -- --quick --tools s3x,crt,rclone --workloads 1,2,9
+ *   npm run bench -- --transports https   # HTTPS only (default: https,http)
+ *   npm run bench -- --quick --runs 5 --tools s3x,s3x-b --compare /tmp/before
+ *                       # A/B: s3x against another build (a checkout with bin/ and dist/ built), interleaved
+ *
+ * Every workload runs over HTTPS and over plain HTTP in the same run, the
+ * two interleaved like the tools: radosgw's beast frontend serves both, TLS
+ * with a throw-away certificate the benchmark makes, and every tool is told
+ * to trust it the way its users would (AWS_CA_BUNDLE for aws-cli and s3x,
+ * SSL_CERT_FILE for rclone, s3cmd ca_certs_file, a trust store for the CRT, an https
+ * agent for the Node SDK). HTTPS comes first: it is how users reach S3.
  *
  * Nine workloads: (1) upload a file, (2) download to a file, (3) download to
  * stdout into `openssl dgst -sha256`, (4) upload from stdin, (5) upload
  * 2,000 × 64 KiB files recursively, (6) download them, (7) list 10,000 keys,
- * (8) no-op sync of the 2,000 files, (9) S3 → S3 copy of the big object.
+ * (8) no-op sync of the 2,000 files, (9) S3 → S3 copy of the big object,
+ * (10) 20 × 16 MiB shards streamed one process per shard (`pipe:` URLs of
+ * WebDataset and friends), where start-up counts as much as throughput.
  * Within a workload the tools run interleaved, the order rotated every round
  * (A B C, B C A, C A B …: no tool always runs right after the same one, whose
  * leftovers on the server — deferred garbage collection of a 1 GiB object it
@@ -31,7 +43,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
@@ -44,6 +56,7 @@ import {
   S3Client,
   type _Object,
 } from "@aws-sdk/client-s3";
+import { makeCertificate } from "../test/support/certificate.js";
 import type { RadosgwServer } from "../test/support/radosgw.js";
 import { arg, argText, flag, median, REPO_ROOT, runBench, S3X_BIN, serverCpuSeconds, toolEnvironment } from "./common.js";
 
@@ -60,10 +73,31 @@ const bigSize = arg("size", quick ? 128 : 1024) * MiB;
 const files = arg("files", quick ? 200 : 2000);
 const fileSize = 64 * 1024;
 const keys = arg("keys", quick ? 1000 : 10_000);
+/** Workload 10: shards streamed one process each, as WebDataset's `pipe:` URLs run them. */
+const shards = arg("shards", 20);
+const shardSize = arg("shard-size", quick ? 4 : 16) * MiB;
 const onlyTools = argText("tools", "").split(",").filter(Boolean);
+/** Another build of s3x (a checkout directory, built) to run as variant "s3x-b", for A/B of a change. */
+const compareBuild = argText("compare", "");
 const onlyWorkloads = argText("workloads", "").split(",").filter(Boolean).map(Number);
 /** Seconds one command may take before it is killed and its cell fails. */
 const limitSeconds = arg("timeout", quick ? 120 : 300);
+const transports = argText("transports", "https,http").split(",").filter(Boolean) as Transport[];
+for (const t of transports) if (t !== "https" && t !== "http") throw new Error(`--transports: https or http, got ${t}`);
+
+/** How tools reach the server; every variant exists once per transport. */
+type Transport = "https" | "http";
+/** Variant ids end in this for HTTPS ("s3x-tls"); plain-HTTP ids are bare, as before. */
+const TLS_SUFFIX = "-tls";
+const transportOf = (id: string): Transport => (id.endsWith(TLS_SUFFIX) ? "https" : "http");
+const baseId = (id: string): string => (id.endsWith(TLS_SUFFIX) ? id.slice(0, -TLS_SUFFIX.length) : id);
+/** The HTTPS endpoint and the certificate every tool is told to trust. */
+interface TlsSetup {
+  endpoint: string;
+  certFile: string;
+  /** Whether radosgw also serves TLS on 443 (the CRT dials 443 with TLS on, whatever the port). */
+  port443: boolean;
+}
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -123,10 +157,11 @@ interface Variant {
 const CRT_SCRIPT = String.raw`# Written by bench/peers.ts: the AWS CRT S3 client (awscrt.s3.S3Client) doing
 # one benchmark operation. Settings from the environment: CRT_HOSTPORT (the
 # endpoint, TLS off), AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-# CRT_GBPS (throughput target, 0 = the CRT's default), CRT_PART_SIZE (0 = default).
+# CRT_GBPS (throughput target, 0 = the CRT's default), CRT_PART_SIZE (0 = default),
+# CRT_CA_FILE (TLS on, trusting this certificate; the CRT then dials port 443).
 import os, sys, threading, xml.etree.ElementTree as ET
 from urllib.parse import quote
-from awscrt.io import ClientBootstrap, DefaultHostResolver, EventLoopGroup
+from awscrt.io import ClientBootstrap, ClientTlsContext, DefaultHostResolver, EventLoopGroup, TlsContextOptions
 from awscrt.auth import AwsCredentialsProvider
 from awscrt.http import HttpHeaders, HttpRequest
 from awscrt.s3 import S3Client, S3RequestType, S3RequestTlsMode
@@ -137,8 +172,16 @@ part = int(os.environ.get("CRT_PART_SIZE", "0"))
 elg = EventLoopGroup()
 bootstrap = ClientBootstrap(elg, DefaultHostResolver(elg))
 creds = AwsCredentialsProvider.new_static(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
-client = S3Client(bootstrap=bootstrap, region=os.environ["AWS_REGION"], tls_mode=S3RequestTlsMode.DISABLED,
-                  credential_provider=creds, part_size=part or None, throughput_target_gbps=gbps or None)
+ca = os.environ.get("CRT_CA_FILE")
+tls = {"tls_mode": S3RequestTlsMode.DISABLED}
+if ca:
+    tls_options = TlsContextOptions()
+    tls_options.override_default_trust_store_from_path(ca_filepath=ca)
+    connection = ClientTlsContext(tls_options).new_connection_options()
+    connection.set_server_name(hostport.split(":")[0])
+    tls = {"tls_mode": S3RequestTlsMode.ENABLED, "tls_connection_options": connection}
+client = S3Client(bootstrap=bootstrap, region=os.environ["AWS_REGION"], credential_provider=creds,
+                  part_size=part or None, throughput_target_gbps=gbps or None, **tls)
 
 def path(bucket, key=""):
     return "/" + bucket + "/" + quote(key, safe="/~")
@@ -217,7 +260,8 @@ const SDK_SCRIPT = String.raw`// Written by bench/peers.ts: the AWS SDK for Java
 // operation, loaded from the s3x checkout (S3X_BENCH_ROOT). Settings from the
 // environment: SDK_ENDPOINT, AWS_REGION, credentials, SDK_PART_SIZE and
 // SDK_QUEUE (lib-storage Upload), SDK_CONCURRENCY (objects in flight for
-// many files).
+// many files), SDK_CA_FILE (a certificate to trust for https, through an agent:
+// NODE_EXTRA_CA_CERTS would cost every start ~80 ms).
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
@@ -226,6 +270,8 @@ import { pipeline } from "node:stream/promises";
 const require = createRequire(path.join(process.env.S3X_BENCH_ROOT, "package.json"));
 const { S3Client, GetObjectCommand, PutObjectCommand, CopyObjectCommand, ListObjectsV2Command } = require("@aws-sdk/client-s3");
 const { Upload } = require("@aws-sdk/lib-storage");
+const { NodeHttpHandler } = require("@smithy/node-http-handler");
+const https = require("node:https");
 
 const partSize = Number(process.env.SDK_PART_SIZE || 5 * 1024 * 1024);
 const queueSize = Number(process.env.SDK_QUEUE || 4);
@@ -235,6 +281,9 @@ const concurrency = Number(process.env.SDK_CONCURRENCY || 16);
 const client = new S3Client({
   endpoint: process.env.SDK_ENDPOINT, region: process.env.AWS_REGION, forcePathStyle: true,
   requestChecksumCalculation: "WHEN_REQUIRED", responseChecksumValidation: "WHEN_REQUIRED",
+  ...(process.env.SDK_CA_FILE
+    ? { requestHandler: new NodeHttpHandler({ httpsAgent: new https.Agent({ ca: fs.readFileSync(process.env.SDK_CA_FILE), keepAlive: true }) }) }
+    : {}),
 });
 
 async function pool(items, n, fn) {
@@ -337,19 +386,41 @@ function installPeers(): string[] {
   return wanted.filter(([, present]) => !present()).map(([pkg]) => pkg);
 }
 
-function port80Free(): Promise<boolean> {
+function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = net.createServer();
     srv.once("error", () => resolve(false));
-    srv.listen(80, "127.0.0.1", () => srv.close(() => resolve(true)));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
   });
 }
 
-function makeVariants(server: RadosgwServer, work: string, notInstalled: string[], crtPort: boolean): Variant[] {
-  const ep = server.endpoint;
+/**
+ * What TLS itself costs here: AES-GCM throughput of one core (openssl speed,
+ * 16 KiB blocks, as TLS records are), as CPU-seconds per GiB. An HTTPS
+ * transfer pays it once at each end, so it is the floor under a client's
+ * CPU per GiB over TLS.
+ */
+function tlsFloor(): string {
+  return (["aes-128-gcm", "aes-256-gcm"] as const)
+    .map((cipher) => {
+      const r = spawnSync("openssl", ["speed", "-seconds", "2", "-bytes", "16384", "-evp", cipher], { encoding: "utf8" });
+      // Last line: "AES-128-GCM   123456.78k" (thousands of bytes per second).
+      const line = (r.stdout ?? "").trim().split("\n").pop() ?? "";
+      const k = Number(/([\d.]+)k\s*$/.exec(line)?.[1]);
+      if (!Number.isFinite(k) || k <= 0) return `${cipher}: not measured (${(r.stderr ?? "").trim().split("\n")[0] ?? "no output"})`;
+      const bytesPerSecond = k * 1000;
+      return `${cipher.toUpperCase()} ${fmt(bytesPerSecond / 1e6, 0)} MB/s = ${fmt(GiB / bytesPerSecond, 2)} CPU-s per GiB`;
+    })
+    .join("; ");
+}
+
+function makeVariants(server: RadosgwServer, work: string, notInstalled: string[], crtPort: boolean, tls?: TlsSetup): Variant[] {
+  const ep = tls?.endpoint ?? server.endpoint;
   const hostport = new URL(ep).host;
   const home = join(work, "home");
   const env = toolEnvironment();
+  // aws-cli and s3x read the CA bundle from here, as users set it.
+  if (tls) env.AWS_CA_BUNDLE = tls.certFile;
   Object.assign(env, {
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),
@@ -368,7 +439,13 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
   });
   const s3 = (key: string) => q(`s3://${BUCKET}/${key}`);
   const missing = (pkg: string) => (notInstalled.includes(pkg) ? `${pkg} not installed` : undefined);
-  const needs80 = crtPort ? undefined : "port 80 is in use (the Debian CRT build dials port 80 with TLS off)";
+  const needs80 = tls
+    ? tls.port443
+      ? undefined
+      : "port 443 is in use (the Debian CRT build dials port 443 with TLS on)"
+    : crtPort
+      ? undefined
+      : "port 80 is in use (the Debian CRT build dials port 80 with TLS off)";
 
   // s3x
   const x = `${q(process.execPath)} ${q(S3X_BIN)}`;
@@ -460,7 +537,7 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
     name: "CRT (awscrt Python)",
     settings: "`awscrt.s3.S3Client` defaults (throughput target 10 Gbps, 8 MiB parts); one CopyObject for S3→S3; no stdin (needs a length), no sync",
     version: `python3-awscrt ${debVersion("python3-awscrt")}`,
-    env: { ...env, CRT_HOSTPORT: hostport, CRT_GBPS: "0", CRT_PART_SIZE: "0" },
+    env: { ...env, CRT_HOSTPORT: hostport, CRT_GBPS: "0", CRT_PART_SIZE: "0", ...(tls ? { CRT_CA_FILE: tls.certFile } : {}) },
     why: { upStdin: "0.16 needs the length up front", sync: "no sync" },
     ops: {
       upFile: (f, k) => `${crtCommand} put ${q(f)} ${BUCKET} ${q(k)}`,
@@ -477,7 +554,7 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
   // rclone: remote "s3" in a config file of its own.
   const rcloneOps = (extra: string, syncExtra: string): Ops => {
     const r = `/usr/bin/rclone --config ${q(join(work, "rclone.conf"))} -q${extra}`;
-    const remote = (key: string) => q(`s3:${BUCKET}/${key.replace(/\/$/, "")}`);
+    const remote = (key: string) => q(`${tls ? "s3tls" : "s3"}:${BUCKET}/${key.replace(/\/$/, "")}`);
     return {
       upFile: (f, k) => `${r} copyto ${q(f)} ${remote(k)}`,
       downFile: (k, f) => `${r} copyto ${remote(k)} ${q(f)}`,
@@ -490,13 +567,16 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
       copy: (a, b) => `${r} copyto ${remote(a)} ${remote(b)}`,
     };
   };
+  // Go's TLS reads its trust store from SSL_CERT_FILE (rclone 1.60's --ca-cert fails for S3: "unsupported transport").
+  // (Its AWS SDK also reads AWS_CA_BUNDLE, into that failing path: unset here.)
+  const rcloneEnv = tls ? { ...env, SSL_CERT_FILE: tls.certFile, AWS_CA_BUNDLE: undefined } : env;
   const rcloneVersion = firstLine("/usr/bin/rclone", ["version"]).replace(/^rclone\s+/, "");
   const rclone: Variant = {
     id: "rclone",
     name: "rclone",
     settings: "defaults (4 transfers, 8 checkers, 4 download streams × 64 MiB above 256 MiB, 5 MiB upload chunks × 4, MD5 of uploads)",
     version: rcloneVersion,
-    env,
+    env: rcloneEnv,
     ops: rcloneOps("", ""),
     skip: missing("rclone"),
   };
@@ -511,14 +591,14 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
     name: "rclone tuned",
     settings: `\`${tunedFlags.trim()}\`; sync adds \`--update --use-server-modtime\` (no HEAD per object)`,
     version: rcloneVersion,
-    env,
+    env: rcloneEnv,
     ops: rcloneTunedOps,
     why: { downStdout: "`cat` is one stream whatever the settings", list: "a flat prefix lists the same", copy: "one server-side CopyObject either way" },
     skip: missing("rclone"),
   };
 
   // s3cmd
-  const c = `/usr/bin/s3cmd -c ${q(join(work, "s3cfg"))}`;
+  const c = `/usr/bin/s3cmd -c ${q(join(work, tls ? "s3cfg-tls" : "s3cfg"))}`;
   const so = "--no-progress --quiet";
   const s3cmd: Variant = {
     id: "s3cmd",
@@ -560,7 +640,7 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
     list: (p) => `${n} ls ${BUCKET} ${q(p)}`,
     copy: (a, b) => `${n} copy ${BUCKET} ${q(a)} ${BUCKET} ${q(b)}`,
   });
-  const sdkEnv = { ...env, SDK_ENDPOINT: ep, S3X_BENCH_ROOT: REPO_ROOT };
+  const sdkEnv = { ...env, SDK_ENDPOINT: ep, S3X_BENCH_ROOT: REPO_ROOT, ...(tls ? { SDK_CA_FILE: tls.certFile } : {}) };
   const sdk: Variant = {
     id: "sdk",
     name: "Node SDK",
@@ -588,10 +668,23 @@ function makeVariants(server: RadosgwServer, work: string, notInstalled: string[
     skip: sdkSkip,
   };
 
-  return [s3x, s3xTuned, aws, awsTuned, crt, rclone, rcloneTuned, s3cmd, sdk, sdkTuned];
+  const all = [s3x, s3xTuned, aws, awsTuned, crt, rclone, rcloneTuned, s3cmd, sdk, sdkTuned];
+  if (compareBuild) {
+    const xb = `${q(process.execPath)} ${q(join(compareBuild, "bin", "s3x.js"))}`;
+    const describe = spawnSync("git", ["-C", compareBuild, "describe", "--always", "--dirty"], { encoding: "utf8" }).stdout?.trim();
+    all.push({
+      ...s3x,
+      id: "s3x-b",
+      name: "s3x B",
+      settings: `the build in ${compareBuild}, same options as s3x (A/B)`,
+      version: describe || "?",
+      ops: Object.fromEntries(Object.entries(s3x.ops).map(([op, make]) => [op, (...args: string[]) => (make as (...a: string[]) => string)(...args).replace(x, xb)])) as Ops,
+    });
+  }
+  return all.map((v) => ({ ...v, id: `${v.id}${tls ? TLS_SUFFIX : ""}`, name: `${v.name} ${tls ? "HTTPS" : "HTTP"}` }));
 }
 
-async function writeConfigs(server: RadosgwServer, work: string): Promise<void> {
+async function writeConfigs(server: RadosgwServer, work: string, tls?: TlsSetup): Promise<void> {
   const ep = server.endpoint;
   const hostport = new URL(ep).host;
   await mkdir(join(work, "home", ".config"), { recursive: true });
@@ -602,16 +695,17 @@ async function writeConfigs(server: RadosgwServer, work: string): Promise<void> 
     join(work, "aws-tuned.cfg"),
     `[default]\nregion = ${server.region}\ns3 =\n  preferred_transfer_client = crt\n  multipart_chunksize = 16MB\n  max_concurrent_requests = 32\n`,
   );
-  await writeFile(
-    join(work, "rclone.conf"),
-    `[s3]\ntype = s3\nprovider = Ceph\nenv_auth = false\naccess_key_id = ${server.accessKeyId}\nsecret_access_key = ${server.secretAccessKey}\n` +
-      `endpoint = ${ep}\nregion = ${server.region}\nforce_path_style = true\n`,
-  );
-  await writeFile(
-    join(work, "s3cfg"),
-    `[default]\naccess_key = ${server.accessKeyId}\nsecret_key = ${server.secretAccessKey}\nhost_base = ${hostport}\nhost_bucket = ${hostport}\n` +
-      `bucket_location = ${server.region}\nuse_https = False\nsignature_v2 = False\n`,
-  );
+  const rcloneRemote = (name: string, endpoint: string) =>
+    `[${name}]\ntype = s3\nprovider = Ceph\nenv_auth = false\naccess_key_id = ${server.accessKeyId}\nsecret_access_key = ${server.secretAccessKey}\n` +
+    `endpoint = ${endpoint}\nregion = ${server.region}\nforce_path_style = true\n`;
+  await writeFile(join(work, "rclone.conf"), rcloneRemote("s3", ep) + (tls ? `\n${rcloneRemote("s3tls", tls.endpoint)}` : ""));
+  const s3cfg = (hostPort: string, https: string) =>
+    `[default]\naccess_key = ${server.accessKeyId}\nsecret_key = ${server.secretAccessKey}\nhost_base = ${hostPort}\nhost_bucket = ${hostPort}\n` +
+    `bucket_location = ${server.region}\n${https}signature_v2 = False\n`;
+  await writeFile(join(work, "s3cfg"), s3cfg(hostport, "use_https = False\n"));
+  if (tls) {
+    await writeFile(join(work, "s3cfg-tls"), s3cfg(new URL(tls.endpoint).host, `use_https = True\nca_certs_file = ${tls.certFile}\ncheck_ssl_certificate = True\n`));
+  }
   await writeFile(join(work, "crt.py"), CRT_SCRIPT);
   await writeFile(join(work, "sdk.mjs"), SDK_SCRIPT);
 }
@@ -707,7 +801,7 @@ function sha256(data: Buffer): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-async function main(server: RadosgwServer, work: string, notInstalled: string[], crtPort: boolean): Promise<void> {
+async function main(server: RadosgwServer, work: string, notInstalled: string[], crtPort: boolean, tls: TlsSetup | undefined): Promise<void> {
   const t0 = Date.now();
   const load0 = loadavg();
   const admin = new S3Client({
@@ -719,9 +813,10 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
     responseChecksumValidation: "WHEN_REQUIRED",
   });
   await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  await writeConfigs(server, work);
-  let variants = makeVariants(server, work, notInstalled, crtPort);
-  if (onlyTools.length > 0) variants = variants.filter((v) => onlyTools.includes(v.id));
+  await writeConfigs(server, work, tls);
+  // HTTPS first, as users reach S3; the two transports interleave like the tools.
+  let variants = transports.flatMap((t) => makeVariants(server, work, notInstalled, crtPort, t === "https" ? tls : undefined));
+  if (onlyTools.length > 0) variants = variants.filter((v) => onlyTools.includes(baseId(v.id)));
   const conf = join(server.dir, "ceph.conf");
 
   const pool = async <T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> => {
@@ -797,6 +892,13 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
   if (sha256OfObject("big") !== bigSha) throw new Error("the source object did not read back intact");
   await pool([...smallMd5.keys()], 32, async (name) => {
     await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: `small-src/${name}`, Body: await readFile(join(smallDir, name)) }));
+  });
+  const shardKey = (i: number) => `shards/shard-${String(i).padStart(4, "0")}.tar`;
+  const shardSha = new Map<string, string>();
+  await pool(Array.from({ length: shards }, (_, i) => i), 8, async (i) => {
+    const data = randomBytes(shardSize);
+    shardSha.set(shardKey(i), sha256(data));
+    await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: shardKey(i), Body: data }));
   });
   const keyName = (i: number) => `list/k${String(i).padStart(6, "0")}`;
   await pool(Array.from({ length: keys }, (_, i) => i), 64, async (i) => {
@@ -954,6 +1056,25 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
       cleanup: async (v, run) => deleteKeys([`copy/${tag(v, run)}`]),
     },
   ];
+  allWorkloads.push({
+    n: 10,
+    title: `${shards} × ${sizeText(shardSize)} shards, one process each → \`openssl dgst -sha256\``,
+    op: "downStdout",
+    amount: shards * shardSize,
+    unit: "MB/s",
+    check: "sha256 of every shard's stream",
+    // GNU time of the loop's shell counts every child it waited for: CPU of all the processes, peak RSS of the largest.
+    command: (v) => {
+      const loop = Array.from({ length: shards }, (_, i) => `${v.ops.downStdout!(shardKey(i))} | openssl dgst -sha256 -r`).join(" && ");
+      return `{TIME} bash -o pipefail -c ${q(loop)}`;
+    },
+    verify: async (_v, _run, stdout) => {
+      const got = stdout.trim().split("\n").map((line) => line.split(" ")[0]);
+      const want = Array.from({ length: shards }, (_, i) => shardSha.get(shardKey(i)));
+      if (got.length !== shards || got.some((h, i) => h !== want[i])) throw new Error(`${got.filter((h, i) => h === want[i]).length} of ${shards} shards arrived intact`);
+    },
+    cleanup: async () => {},
+  });
   const workloads = allWorkloads.filter((w) => onlyWorkloads.length === 0 || onlyWorkloads.includes(w.n));
 
   // Load every tool once (binaries, Python modules, the SDK) so the first timed run is not a cold start.
@@ -1010,6 +1131,7 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
     load0,
     load1: loadavg(),
     crtPort,
+    tlsFloor: tlsFloor(),
   });
   process.stdout.write(`\n${report}`);
   const date = new Date();
@@ -1027,7 +1149,7 @@ function render(
   workloads: Workload[],
   variants: Variant[],
   cells: Map<number, Map<string, Cell>>,
-  info: { seconds: number; load0: number[]; load1: number[]; crtPort: boolean },
+  info: { seconds: number; load0: number[]; load1: number[]; crtPort: boolean; tlsFloor: string },
 ): string {
   const lines: string[] = [];
   const p = (s = "") => lines.push(s);
@@ -1043,7 +1165,7 @@ function render(
   p(
     `Machine: ${cpus().length} cores (${cpuModel}), ${fmt(totalmem() / GiB, 0)} GiB RAM, Linux ${release()}, Node ${process.version}. ` +
       `Server: Ceph radosgw ${radosgw} with the memstore object store on 127.0.0.1${info.crtPort ? " (also on port 80 for the CRT)" : ""}, ` +
-      "client and server on the same cores.",
+      "serving plain HTTP and HTTPS (beast's own TLS, a throw-away P-256 certificate every tool is told to trust), client and server on the same cores.",
   );
   p();
   p(
@@ -1064,39 +1186,64 @@ function render(
   p();
   p(`Reproduce: \`npm ci && npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\` (root, Debian/Ubuntu: installs radosgw and the peers with apt-get).`);
   p();
-  p("## Summary");
-  p();
-  p("| # | workload | s3x wall s | best peer | best peer wall s | **ratio s3x / best** | s3x client CPU-s | CRT client CPU-s | s3x / CRT CPU | s3x tuned wall s / CPU-s | tuned / best peer | tuned / CRT CPU |");
-  p("|---|---|---|---|---|---|---|---|---|---|---|---|");
-  for (const w of workloads) {
-    const row = cells.get(w.n)!;
-    const mine = row.get("s3x");
-    let best: [string, number] | undefined;
-    for (const [id, c] of row) {
-      if (id.startsWith("s3x") || !ok(c)) continue;
-      const wall = med(c, (s) => s.wall);
-      if (!best || wall < best[1]) best = [id, wall];
+  for (const transport of (["https", "http"] as const).filter((t) => transports.includes(t))) {
+    const id = (base: string) => `${base}${transport === "https" ? TLS_SUFFIX : ""}`;
+    p(`## Summary over ${transport === "https" ? "HTTPS" : "plain HTTP"}`);
+    p();
+    if (transport === "https") {
+      p(`TLS's own floor on this machine (\`openssl speed -evp\`, one core): ${info.tlsFloor}. Both ends of every HTTPS transfer pay it here: the client's CPU-s per GiB below include one.`);
+      p();
     }
-    const mineWall = mine && ok(mine) ? med(mine, (s) => s.wall) : undefined;
-    const crt = row.get("crt");
-    const crtCpu = crt && ok(crt) ? med(crt, (s) => s.cpu) : undefined;
-    const mineCpu = mine && ok(mine) ? med(mine, (s) => s.cpu) : undefined;
-    const tuned = row.get("s3x-tuned");
-    const tunedCpu = tuned && ok(tuned) ? med(tuned, (s) => s.cpu) : undefined;
-    const tunedWall = tunedCpu === undefined ? undefined : med(tuned!, (s) => s.wall);
-    // The same ratio for s3x with the settings its tuned row names, as peers are compared at their best.
-    const tunedCells =
-      tunedWall === undefined || tunedCpu === undefined
-        ? "— | — | —"
-        : `${fmt(tunedWall)} / ${fmt(tunedCpu)} | ${best ? fmt(tunedWall / best[1]) : "—"} | ${crtCpu !== undefined && crtCpu > 0 ? fmt(tunedCpu / crtCpu) : "—"}`;
-    p(
-      `| ${w.n} | ${w.title} | ${mineWall === undefined ? (mine?.error ? "failed" : "—") : fmt(mineWall)} | ${best ? name(best[0]) : "—"} | ${best ? fmt(best[1]) : "—"} | ` +
-        `**${mineWall !== undefined && best ? fmt(mineWall / best[1]) : "—"}** | ${mineCpu === undefined ? "—" : fmt(mineCpu)} | ${crtCpu === undefined ? "—" : fmt(crtCpu)} | ` +
-        `${mineCpu !== undefined && crtCpu !== undefined && crtCpu > 0 ? fmt(mineCpu / crtCpu) : "—"} | ${tunedCells} |`,
-    );
+    p("| # | workload | s3x wall s | best peer | best peer wall s | **ratio s3x / best** | s3x client CPU-s | CRT client CPU-s | s3x / CRT CPU | s3x tuned wall s / CPU-s | tuned / best peer | tuned / CRT CPU |");
+    p("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (const w of workloads) {
+      const row = cells.get(w.n)!;
+      const mine = row.get(id("s3x"));
+      let best: [string, number] | undefined;
+      for (const [key, c] of row) {
+        if (baseId(key).startsWith("s3x") || transportOf(key) !== transport || !ok(c)) continue;
+        const wall = med(c, (s) => s.wall);
+        if (!best || wall < best[1]) best = [key, wall];
+      }
+      const mineWall = mine && ok(mine) ? med(mine, (s) => s.wall) : undefined;
+      const crt = row.get(id("crt"));
+      const crtCpu = crt && ok(crt) ? med(crt, (s) => s.cpu) : undefined;
+      const mineCpu = mine && ok(mine) ? med(mine, (s) => s.cpu) : undefined;
+      const tuned = row.get(id("s3x-tuned"));
+      const tunedCpu = tuned && ok(tuned) ? med(tuned, (s) => s.cpu) : undefined;
+      const tunedWall = tunedCpu === undefined ? undefined : med(tuned!, (s) => s.wall);
+      // The same ratio for s3x with the settings its tuned row names, as peers are compared at their best.
+      const tunedCells =
+        tunedWall === undefined || tunedCpu === undefined
+          ? "— | — | —"
+          : `${fmt(tunedWall)} / ${fmt(tunedCpu)} | ${best ? fmt(tunedWall / best[1]) : "—"} | ${crtCpu !== undefined && crtCpu > 0 ? fmt(tunedCpu / crtCpu) : "—"}`;
+      p(
+        `| ${w.n} | ${w.title} | ${mineWall === undefined ? (mine?.error ? "failed" : "—") : fmt(mineWall)} | ${best ? name(best[0]) : "—"} | ${best ? fmt(best[1]) : "—"} | ` +
+          `**${mineWall !== undefined && best ? fmt(mineWall / best[1]) : "—"}** | ${mineCpu === undefined ? "—" : fmt(mineCpu)} | ${crtCpu === undefined ? "—" : fmt(crtCpu)} | ` +
+          `${mineCpu !== undefined && crtCpu !== undefined && crtCpu > 0 ? fmt(mineCpu / crtCpu) : "—"} | ${tunedCells} |`,
+      );
+    }
+    p();
+  }
+  if (compareBuild) {
+    p("## A/B: s3x (A, this checkout) against s3x B (`--compare`)");
+    p();
+    p("| # | workload | transport | A wall s | B wall s | A / B wall | A CPU-s | B CPU-s | A / B CPU |");
+    p("|---|---|---|---|---|---|---|---|---|");
+    for (const w of workloads) {
+      for (const transport of transports) {
+        const suffix = transport === "https" ? TLS_SUFFIX : "";
+        const a = cells.get(w.n)?.get(`s3x${suffix}`);
+        const b = cells.get(w.n)?.get(`s3x-b${suffix}`);
+        if (!ok(a) || !ok(b)) continue;
+        const [aw, bw, ac, bc] = [med(a!, (s) => s.wall), med(b!, (s) => s.wall), med(a!, (s) => s.cpu), med(b!, (s) => s.cpu)];
+        p(`| ${w.n} | ${w.title} | ${transport} | ${fmt(aw)} | ${fmt(bw)} | **${fmt(aw / bw)}** | ${fmt(ac)} | ${fmt(bc)} | **${fmt(ac / bc)}** |`);
+      }
+    }
+    p();
   }
   const rss = workloads.flatMap((w) => {
-    const c = cells.get(w.n)?.get("s3x");
+    const c = cells.get(w.n)?.get(transports.includes("https") ? `s3x${TLS_SUFFIX}` : "s3x");
     return c && ok(c) ? [[med(c, (s) => s.rssMiB), w.n] as const] : [];
   });
   if (rss.length > 0) {
@@ -1142,7 +1289,7 @@ function render(
   p();
   p(
     "Configuration of every peer lives in a scratch directory (HOME, AWS_CONFIG_FILE, rclone --config, s3cmd -c) and names only the local endpoint; " +
-      "AWS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and the other CA-bundle variables, and proxies, are unset (every endpoint is plain HTTP; NODE_EXTRA_CA_CERTS alone costs every Node process ~80 ms at start). The CRT and the Node SDK are driven by small scripts the benchmark writes (bench/peers.ts). " +
+      "Proxies and the CA-bundle variables of the caller are unset; over HTTPS, AWS_CA_BUNDLE names the benchmark's certificate (aws-cli, s3x), rclone SSL_CERT_FILE, s3cmd ca_certs_file, the CRT a trust store and the Node SDK an https agent with it (NODE_EXTRA_CA_CERTS alone would cost every Node process ~80 ms at start). The CRT and the Node SDK are driven by small scripts the benchmark writes (bench/peers.ts). " +
       "s5cmd is not installable from the registries here.",
   );
   p();
@@ -1152,10 +1299,14 @@ function render(
 // ---------------------------------------------------------------------------
 
 const notInstalled = installPeers();
-const crtPort = await port80Free();
-if (!crtPort) log("port 80 on 127.0.0.1 is in use: the CRT peers (aws-cli tuned, CRT) are skipped");
-runBench((server, dir) => main(server, dir, notInstalled, crtPort), {
+const crtPort = await portFree(80);
+if (!crtPort) log("port 80 on 127.0.0.1 is in use: the CRT peers (aws-cli tuned, CRT) are skipped over plain HTTP");
+const certificate = transports.includes("https") ? makeCertificate(mkdtempSync(join(tmpdir(), "s3x-bench-tls-"))) : undefined;
+const port443 = certificate !== undefined && (await portFree(443));
+if (certificate && !port443) log("port 443 on 127.0.0.1 is in use: the CRT peers are skipped over HTTPS");
+runBench((server, dir) => main(server, dir, notInstalled, crtPort, certificate && server.tlsEndpoint ? { endpoint: server.tlsEndpoint, certFile: certificate.certFile, port443 } : undefined), {
   extraPorts: crtPort ? [80] : [],
+  tls: certificate ? { ...certificate, extraPorts: port443 ? [443] : [] } : undefined,
   memstoreBytes: Math.max(10 * GiB, bigSize * 10),
   log: (l) => log(`[radosgw] ${l}`),
 });

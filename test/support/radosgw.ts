@@ -55,6 +55,12 @@ export interface RadosgwOptions {
   port?: number;
   /** Additional ports to listen on on every address (e.g. 80 for the CRT client, which always dials 80). */
   extraPorts?: number[];
+  /**
+   * Serve HTTPS too (beast's own TLS, as a real front end terminates it), with
+   * this certificate, on `port` (default: a free one) and `extraPorts` of
+   * every address (443 for the CRT client, which always dials 443 with TLS on).
+   */
+  tls?: { certFile: string; keyFile: string; port?: number; extraPorts?: number[] };
   /** 'rgw max concurrent requests': a small value gives real 503 SlowDown; default 1024. */
   maxConcurrentRequests?: number;
   /** 'memstore device bytes': the OSD's capacity (RAM, allocated only as used); default 8 GiB. */
@@ -69,6 +75,8 @@ export interface RadosgwServer {
   /** e.g. http://127.0.0.1:PORT (first address). */
   endpoint: string;
   port: number;
+  /** e.g. https://127.0.0.1:PORT when started with `tls`. */
+  tlsEndpoint?: string;
   addresses: string[];
   accessKeyId: string;
   secretAccessKey: string;
@@ -218,11 +226,11 @@ function listenOnce(host: string, port: number): Promise<number | undefined> {
  * first address; we check the others. Someone could still take it before the
  * daemon binds it, but with kernel-chosen ephemeral ports that is unlikely.
  */
-async function findFreePort(addresses: string[]): Promise<number> {
+async function findFreePort(addresses: string[], taken: number[] = []): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = await listenOnce(addresses[0], 0);
     if (port === undefined) throw new Error(`cannot listen on ${addresses[0]} (is the address configured?)`);
-    let freeEverywhere = true;
+    let freeEverywhere = !taken.includes(port);
     for (const address of addresses.slice(1)) {
       if ((await listenOnce(address, port)) === undefined) {
         freeEverywhere = false;
@@ -247,6 +255,8 @@ interface ConfParams {
   fsid: string;
   monPort: number;
   frontends: string[];
+  /** beast settings for TLS: ssl_endpoint=… ssl_certificate=… (empty without TLS). */
+  tlsFrontends: string[];
   maxConcurrentRequests: number;
   memstoreBytes: number;
 }
@@ -362,7 +372,7 @@ admin socket =
 
 [client.rgw]
 # One process serving every address x port.
-rgw frontends = beast ${p.frontends.map((f) => `endpoint=${f}`).join(' ')}
+rgw frontends = beast ${[...p.frontends.map((f) => `endpoint=${f}`), ...p.tlsFrontends].join(' ')}
 `;
 }
 
@@ -410,7 +420,13 @@ export async function startRadosgw(opts: RadosgwOptions = {}): Promise<RadosgwSe
   const memstoreBytes = opts.memstoreBytes ?? 8 * 1024 ** 3;
 
   // Fail before creating anything if an explicitly requested port is taken.
-  const explicitPorts = [...(opts.port === undefined ? [] : [opts.port]), ...extraPorts];
+  const tlsExtraPorts = opts.tls?.extraPorts ?? [];
+  const explicitPorts = [
+    ...(opts.port === undefined ? [] : [opts.port]),
+    ...extraPorts,
+    ...(opts.tls?.port === undefined ? [] : [opts.tls.port]),
+    ...tlsExtraPorts,
+  ];
   for (const address of addresses) {
     for (const port of explicitPorts) {
       if ((await listenOnce(address, port)) === undefined) {
@@ -419,6 +435,7 @@ export async function startRadosgw(opts: RadosgwOptions = {}): Promise<RadosgwSe
     }
   }
   const port = opts.port ?? (await findFreePort(addresses));
+  const tlsPort = opts.tls ? (opts.tls.port ?? (await findFreePort(addresses, [port]))) : undefined;
   const monPort = await findFreePort(['127.0.0.1']);
 
   let dir: string;
@@ -527,7 +544,15 @@ export async function startRadosgw(opts: RadosgwOptions = {}): Promise<RadosgwSe
   try {
     const fsid = randomUUID();
     const frontends = addresses.flatMap((a) => [port, ...extraPorts].map((p) => hostPort(a, p)));
-    writeFileSync(conf, cephConf({ dir, fsid, monPort, frontends, maxConcurrentRequests, memstoreBytes }));
+    const tlsFrontends =
+      opts.tls && tlsPort !== undefined
+        ? [
+            ...addresses.flatMap((a) => [tlsPort, ...tlsExtraPorts].map((p) => `ssl_endpoint=${hostPort(a, p)}`)),
+            `ssl_certificate=${opts.tls.certFile}`,
+            `ssl_private_key=${opts.tls.keyFile}`,
+          ]
+        : [];
+    writeFileSync(conf, cephConf({ dir, fsid, monPort, frontends, tlsFrontends, maxConcurrentRequests, memstoreBytes }));
     log(`radosgw: starting in ${dir} (S3 port ${port}, mon port ${monPort})`);
 
     // Monitor: a monmap naming our one mon at its port, then a fresh store.
@@ -564,6 +589,7 @@ export async function startRadosgw(opts: RadosgwOptions = {}): Promise<RadosgwSe
     return {
       endpoint,
       port,
+      tlsEndpoint: tlsPort === undefined ? undefined : `https://${hostPort(addresses[0], tlsPort)}`,
       addresses: [...addresses],
       accessKeyId: ACCESS_KEY_ID,
       secretAccessKey: SECRET_ACCESS_KEY,

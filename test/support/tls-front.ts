@@ -1,9 +1,7 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect, type AddressInfo, type Socket } from "node:net";
-import { join } from "node:path";
 import { createServer } from "node:tls";
-import { ensureDebianTools, TLS_TOOLS } from "./debian-tools.js";
+import { makeCertificate } from "./certificate.js";
 
 /**
  * A TLS front for the S3 server: it terminates TLS with a throw-away
@@ -22,16 +20,7 @@ export interface TlsFront {
 }
 
 export async function startTlsFront(targetHost: string, targetPort: number, dir: string): Promise<TlsFront> {
-  const certFile = join(dir, "front-cert.pem");
-  const keyFile = join(dir, "front-key.pem");
-  const missing = ensureDebianTools(TLS_TOOLS);
-  if (missing) throw new Error(`the TLS tests make their certificate with openssl: ${missing}`);
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-      "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", keyFile, "-out", certFile],
-    { stdio: "ignore" },
-  );
+  const { certFile, keyFile } = makeCertificate(dir, "front");
   const sockets = new Set<Socket>();
   const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (client) => {
     const upstream = connect(targetPort, targetHost);
