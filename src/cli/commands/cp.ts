@@ -4,8 +4,7 @@ import { basename, dirname, join } from "node:path";
 import type { Argv } from "yargs";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { downloadPartSize, parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
-import type { ObjectRef } from "../../s3/operations.js";
-import type { AddressStats } from "../../net/pools.js";
+import type { AddressStats, ObjectRef } from "../../engine/connection.js";
 import { downloadObject } from "../../engine/download.js";
 import { uploadFile, uploadStream, type UploadOptions } from "../../engine/upload.js";
 import { copyS3Object } from "../../engine/copy.js";
@@ -14,31 +13,17 @@ import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
 import { FdWriter } from "../../engine/sinks/fd-writer.js";
 import { FdSource } from "../../engine/sources/stdin-source.js";
 import { widenPipe } from "../../engine/pipe-size.js";
-import { checksumAlgorithmOf, checksumRequested, objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
+import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
 import { Session } from "../session.js";
-import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
+import { runMany } from "./transfer-set.js";
+import { checkThreshold, copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
 import { StdoutLines } from "../output.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
 import { ExitCode, InterruptError, isBrokenPipe, reportError } from "../errors.js";
 import type { ObjectResult } from "../../engine/batch.js";
-import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings, withObjectOptions, type ObjectOptionArgs } from "../object-options.js";
+import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings } from "../object-options.js";
 
-export interface CpArgs extends CommonArgs, ObjectOptionArgs {
-  source: string;
-  destination: string;
-  "part-size"?: string;
-  "multipart-threshold": string;
-  "content-type"?: string;
-  "storage-class"?: string;
-  metadata?: string;
-  "keep-failed-uploads": boolean;
-  "copy-threshold": string;
-  "checksum-algorithm"?: string;
-  resume: boolean;
-  "verify-etag": boolean;
-  recursive?: boolean;
-  "expected-size"?: string;
-}
+export type { CpArgs } from "./transfer-options.js";
 
 export function cpBuilder(y: Argv) {
   return copyCommandOptions(y)
@@ -46,30 +31,6 @@ export function cpBuilder(y: Argv) {
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
     .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")
     .example("s3x cp s3://bucket/a s3://other-bucket/b", "copy within S3 (server-side)");
-}
-
-/** The options of cp and mv (mv is cp, then each source removed). */
-export function copyCommandOptions(y: Argv) {
-  return withSetOptions(transferOptions(withCommonOptions(y)))
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" });
-}
-
-/** Options of every command that writes objects (cp, mv, sync). */
-export function transferOptions<T>(y: Argv<T>) {
-  return withObjectOptions(y)
-    .positional("source", { type: "string", demandOption: true, describe: "s3://bucket/key, a local file, or - for stdin" })
-    .positional("destination", { type: "string", demandOption: true, describe: "s3://bucket/key, a local path, or - for stdout" })
-    .option("part-size", { type: "string", describe: "part size (e.g. 16MiB); uploads raise it to stay within 10,000 parts", group: "Transfer:" })
-    .option("multipart-threshold", { type: "string", default: "8MiB", describe: "files larger than this are uploaded in parts", group: "Transfer:" })
-    .option("content-type", { type: "string", describe: "Content-Type of uploaded objects (default: guessed from the file name)", group: "Transfer:" })
-    .option("storage-class", { type: "string", describe: "storage class of uploaded objects (STANDARD, INTELLIGENT_TIERING, …)", group: "Transfer:" })
-    .option("metadata", { type: "string", describe: "user metadata: key=value[,key=value…] or a JSON object", group: "Transfer:" })
-    .option("copy-threshold", { type: "string", default: "5GiB", describe: "S3→S3 copies above this use concurrent UploadPartCopy ranges (max 5GiB)", group: "Transfer:" })
-    .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" })
-    .option("checksum-algorithm", { type: "string", describe: "checksum sent with uploads: CRC32C, CRC32, CRC64NVME, SHA256 or none (default: CRC32C on AWS, none elsewhere, or $S3X_CHECKSUM_ALGORITHM)", group: "Integrity:" })
-    .option("verify-etag", { type: "boolean", default: false, describe: "check downloaded single-part objects against their MD5 ETag", group: "Integrity:" })
-    .option("resume", { type: "boolean", default: false, describe: "continue interrupted uploads and downloads instead of starting over", group: "Integrity:" })
-    .option("expected-size", { type: "string", describe: "uploads from stdin: the stream's expected size (e.g. 200GiB), so parts are large enough to stay within 10,000", group: "Transfer:" });
 }
 
 export interface CpResult {
@@ -183,26 +144,6 @@ async function dryrun(mode: "cp" | "mv", args: CpArgs, item: PlannedCopy, toStdo
   if (args.json) printer.json({ command: mode, status: "ok", transferred: 0, deleted: 0, skipped: 0, failed: 0, bytes: 0, dryrunTransfers: 1, dryrunDeletions: 0, source: item.source, destination: item.destination });
   await stdout.settled();
   return ExitCode.ok;
-}
-
-function checkThreshold(args: CpArgs): number {
-  const threshold = parseSize(args["multipart-threshold"]);
-  if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
-  return threshold;
-}
-
-/** cp --recursive and sync share one engine: a batch of object transfers. */
-export async function runMany(mode: "cp" | "sync" | "mv", source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
-  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
-  checkThreshold(args);
-  if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize);
-  if (source.kind === "stream" || dest.kind === "stream") throw new UsageError(`${mode} cannot use - (stdin/stdout) with many objects`);
-  const session = await Session.open(args, { progressAllowed: true, requests: requestSettings(args, source, dest) });
-  try {
-    return await runTransferSet(mode, session, source, dest, args, argv);
-  } finally {
-    await session.close();
-  }
 }
 
 /**
