@@ -1,18 +1,11 @@
 import { readFileSync } from "node:fs";
-import { mkdir, open, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { stat } from "node:fs/promises";
+import { basename, join } from "node:path";
 import type { Argv } from "yargs";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
-import { downloadPartSize, parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
-import type { AddressStats, ObjectRef } from "../../engine/connection.js";
-import { downloadObject } from "../../engine/download.js";
-import { uploadFile, uploadStream, type UploadOptions } from "../../engine/upload.js";
-import { copyS3Object } from "../../engine/copy.js";
-import { FileSink } from "../../engine/sinks/file-sink.js";
-import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
-import { FdWriter } from "../../engine/sinks/fd-writer.js";
-import { FdSource } from "../../engine/sources/stdin-source.js";
-import { widenPipe } from "../../engine/pipe-size.js";
+import { parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
+import type { AddressStats } from "../../engine/connection.js";
+import { transferObject, type ObjectTransferOptions } from "../../engine/object-transfer.js";
 import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
 import { Session } from "../session.js";
 import { runMany } from "./transfer-set.js";
@@ -65,7 +58,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly stri
   let result: CpResult | undefined;
   let failure: unknown;
   try {
-    const copied = await transfer(session, source, dest, args, partSize, threshold);
+    const copied: CpResult = await transferObject(session.context, source, dest, transferOptions(session, args, partSize, threshold));
     // mv: the source goes once its copy is complete; a failed removal fails the move.
     if (afterCopy) await afterCopy(session, source, copied);
     copied.addresses = args.json ? await session.connection.addressStats() : undefined;
@@ -171,66 +164,28 @@ function validatePair(source: Location, dest: Location): void {
   }
 }
 
-async function transfer(session: Session, source: Location, dest: Location, args: CpArgs, partSize: number | undefined, threshold: number): Promise<CpResult> {
-  const ctx = session.context;
-  const uploadOptions = async (contentTypeFrom?: string): Promise<UploadOptions> => ({
-    multipartThreshold: threshold,
+/** The engine's options for one object, built from the command line when the kind that runs needs them. */
+function transferOptions(session: Session, args: CpArgs, partSize: number | undefined, threshold: number): ObjectTransferOptions {
+  return {
     partSize,
-    attributes: await objectAttributes(args, contentTypeFrom),
-    keepFailedUpload: args["keep-failed-uploads"],
-    checksum: checksumAlgorithmOf(args, session.endpointUrl),
-    checksumRequested: checksumRequested(args),
-  });
-  const downloadOptions = { resume: args.resume, verifyEtag: args["verify-etag"] };
-
-  if (source.kind === "local" && dest.kind === "s3") {
-    const info = await stat(source.path);
-    if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (use --recursive)`);
-    const ref: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) };
-    const { size } = await uploadFile(ctx, source.path, ref, { ...(await uploadOptions(source.path)), resumable: { endpoint: session.endpoint, resume: args.resume } });
-    return { source: source.path, destination: formatLocation({ kind: "s3", ...ref }), bytes: size };
-  }
-  if (source.kind === "stream" && dest.kind === "s3") {
-    const ref: ObjectRef = { bucket: dest.bucket, key: dest.key };
-    widenPipe(0);
-    const stdin = new FdSource(0, () => process.stdin);
-    const { size } = await uploadStream(ctx, stdin, ref, { ...(await uploadOptions()), partSize: stdinPartSize(partSize, args["expected-size"]) });
-    return { source: "-", destination: formatLocation(dest), bytes: size };
-  }
-  if (source.kind === "s3" && dest.kind === "local") {
-    const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    const target = await localDestination(dest.path, keyBaseName(source.key));
-    if (target.special) {
-      // A device or FIFO (/dev/null, a named pipe): write in order, in place;
-      // a temp file renamed over it would replace the device itself.
-      const handle = await open(target.path, "w");
-      widenPipe(handle.fd);
-      try {
-        const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
-        return { source: formatLocation(source), destination: target.path, bytes: size };
-      } finally {
-        await handle.close();
-      }
-    }
-    const { size } = await downloadObject(ctx, ref, new FileSink(target.path), downloadPartSize(partSize), undefined, downloadOptions);
-    return { source: formatLocation(source), destination: target.path, bytes: size };
-  }
-  if (source.kind === "s3" && dest.kind === "stream") {
-    const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    widenPipe(1);
-    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
-    return { source: formatLocation(source), destination: "-", bytes: size };
-  }
-  if (source.kind === "s3" && dest.kind === "s3") {
-    const from: ObjectRef = { bucket: source.bucket, key: source.key };
-    const to: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, keyBaseName(source.key)) };
-    const copyThreshold = parseSize(args["copy-threshold"]);
-    if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
-    const attributes = replacesMetadata(args) ? await objectAttributes(args, to.key) : undefined;
-    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes, storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] });
-    return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
-  }
-  throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
+    resumable: { endpoint: session.endpoint, resume: args.resume },
+    download: { resume: args.resume, verifyEtag: args["verify-etag"] },
+    uploadOptions: async (contentTypeFrom) => ({
+      multipartThreshold: threshold,
+      partSize,
+      attributes: await objectAttributes(args, contentTypeFrom),
+      keepFailedUpload: args["keep-failed-uploads"],
+      checksum: checksumAlgorithmOf(args, session.endpointUrl),
+      checksumRequested: checksumRequested(args),
+    }),
+    streamPartSize: () => stdinPartSize(partSize, args["expected-size"]),
+    copyOptions: async (key) => {
+      const copyThreshold = parseSize(args["copy-threshold"]);
+      if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
+      const attributes = replacesMetadata(args) ? await objectAttributes(args, key) : undefined;
+      return { partSize, copyThreshold, attributes, storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] };
+    },
+  };
 }
 
 /**
@@ -241,30 +196,4 @@ function stdinPartSize(partSize: number | undefined, expectedSize: string | unde
   if (expectedSize === undefined) return partSize ?? DEFAULT_PART_SIZE;
   const expected = parseSize(expectedSize);
   return uploadPartSize(expected, partSize);
-}
-
-/**
- * How many parts an in-order download may fetch ahead of the writer: the
- * request concurrency plus a few keeps every connection busy while one slow
- * part holds up the head of the line, without filling the memory budget.
- */
-function reorderWindow(concurrency: number): number {
-  return concurrency + 4;
-}
-
-
-
-/**
- * The file a download writes: the path itself, or the key's base name inside
- * it when the path is an existing directory or ends with a separator (as
- * aws-cli). Missing parent directories are created. `special` marks an
- * existing device or FIFO, which is written in place.
- */
-async function localDestination(path: string, baseName: string): Promise<{ path: string; special: boolean }> {
-  const existing = await stat(path).catch(() => undefined);
-  const target = existing?.isDirectory() || path.endsWith("/") ? join(path, baseName) : path;
-  await mkdir(dirname(target), { recursive: true });
-  const targetStat = await stat(target).catch(() => undefined);
-  if (targetStat?.isDirectory()) throw new UsageError(`${target} is a directory`);
-  return { path: target, special: targetStat !== undefined && !targetStat.isFile() };
 }
