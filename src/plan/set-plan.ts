@@ -8,10 +8,12 @@ import { needsCopy, type EntryState, type SyncDirection, type SyncRules } from "
  * directions, as rclone's one walker for every pair of backends: a new end
  * (a manifest, a stream) is a new Source or Destination, not a new planner.
  *
- * Layering: plan/ defines the interfaces, engine/ implements them (walking a
- * directory, listing a prefix, stat'ing files) and executes the actions
- * (engine/set-executor.ts). plan/ itself does no I/O: it only calls what it
- * is handed, so it runs as well over the in-memory ends of its unit tests.
+ * Layering: plan/ defines the Source and Destination interfaces, engine/
+ * implements them (walking a directory, listing a prefix, stat'ing files:
+ * engine/set-ends.ts) and executes the actions (engine/set-executor.ts).
+ * Why this way round: plan/ then imports no layer that does I/O, so every
+ * decision is tested over in-memory ends, and a new end is an engine class
+ * the planner needs no change for.
  */
 
 /** One thing a source holds: a file under a directory or an object under a prefix. */
