@@ -4,7 +4,7 @@ import { ChecksumIgnoredError } from "../engine/integrity/checksum-support.js";
 import { LostCompletionError } from "../engine/multipart-commit.js";
 import { UsageError } from "../plan/location.js";
 import { RequestError } from "../engine/retry.js";
-import { describeFailure } from "../s3/errors.js";
+import { describeFailure } from "../engine/connection.js";
 import { ChecksumMismatchError } from "../engine/download.js";
 
 /** Exit statuses, documented in the README. */

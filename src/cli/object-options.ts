@@ -2,8 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Argv } from "yargs";
 import { UsageError, type Location } from "../plan/location.js";
-import type { StorageSettings } from "../s3/operations.js";
-import type { RequestSettings, SseCustomerKey } from "../s3/request-headers.js";
+import type { RequestSettings, SseCustomerKey, StorageSettings } from "../engine/connection.js";
 
 /**
  * aws-cli's options for what objects carry (headers, ACL, encryption) and

@@ -1,19 +1,14 @@
-import type { ObjectAttributes } from "../s3/operations.js";
 import type { Argv } from "yargs";
 import { readFileSync } from "node:fs";
-import { DEFAULT_NET_OPTIONS, type NetOptions, type TlsSettings } from "../net/pools.js";
+import { DEFAULT_NET_OPTIONS, parseDnsServers, parsePinnedAddresses, type ChecksumAlgorithm, type NetOptions, type ObjectAttributes, type PayloadSigning, type RequestSettings, type S3Settings, type TlsSettings } from "../engine/connection.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
 import { RetryPacer } from "../engine/pacer.js";
-import { parseDnsServers, parsePinnedAddresses } from "../net/resolver.js";
 import { parseSize } from "../plan/parts.js";
 import { UsageError } from "../plan/location.js";
-import type { PayloadSigning, S3Settings } from "../s3/client.js";
 import type { AwsConfig } from "./aws-config.js";
-import type { ChecksumAlgorithm } from "../s3/operations.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
 import { DEFAULT_LIST_RANGES } from "../engine/listing.js";
 import { headerAttributes, storageSettings, type ObjectOptionArgs } from "./object-options.js";
-import type { RequestSettings } from "../s3/request-headers.js";
 
 /** Connections assumed per 1 Gbit/s of target throughput (CRT: ~0.4 Gbit/s, ~50 MB/s each). */
 const GBPS_PER_CONNECTION = 0.4;

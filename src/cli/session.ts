@@ -1,6 +1,5 @@
 import { defaultMaxListeners, setMaxListeners } from "node:events";
-import { connect, type S3Connection } from "../s3/client.js";
-import type { RequestSettings } from "../s3/request-headers.js";
+import { connect, type RequestSettings, type S3Connection } from "../engine/connection.js";
 import { createContext, type TransferContext } from "../engine/context.js";
 import type { RetryPolicy } from "../engine/retry.js";
 import { concurrencyOf, listRangesOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";

@@ -2,8 +2,7 @@ import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
 import { deleteUnder } from "../../engine/delete.js";
 import { abortUploadsUnder } from "../../engine/uploads.js";
-import { withRetries } from "../../engine/retry.js";
-import { createBucket, deleteBucket } from "../../s3/buckets.js";
+import { makeBucket, removeBucket } from "../../engine/single-requests.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { errorCode } from "../errors.js";
@@ -48,7 +47,7 @@ export async function runMb(args: MbArgs): Promise<number> {
   const session = await Session.open(args, { progressAllowed: false });
   const ctx = session.context;
   try {
-    await withRetries(`CreateBucket s3://${bucket}`, ctx.retry, () => createBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal }).catch((err: unknown) => {
+    await makeBucket(ctx, bucket).catch((err: unknown) => {
       const code = errorCode(err);
       if (code === "BucketAlreadyOwnedByYou") throw new Error(`s3://${bucket} already exists (and is yours)`);
       if (code === "BucketAlreadyExists") throw new Error(`s3://${bucket} already exists: bucket names are shared by every account, choose another`);
@@ -78,7 +77,7 @@ export async function runRb(args: RbArgs): Promise<number> {
       await session.throwIfStopped();
       if (deletions.failed > 0) throw new Error(`s3://${bucket} kept: ${deletions.failed} of its objects or uploads could not be deleted`);
     }
-    await withRetries(`DeleteBucket s3://${bucket}`, ctx.retry, () => deleteBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal }).catch((err: unknown) => {
+    await removeBucket(ctx, bucket).catch((err: unknown) => {
       if (errorCode(err) === "BucketNotEmpty") throw new Error(`s3://${bucket} is not empty: delete its objects first, or use rb --force`);
       throw err;
     });

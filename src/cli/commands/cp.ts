@@ -1,44 +1,22 @@
 import { readFileSync } from "node:fs";
-import { mkdir, open, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { stat } from "node:fs/promises";
+import { basename, join } from "node:path";
 import type { Argv } from "yargs";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
-import { downloadPartSize, parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
-import type { ObjectRef } from "../../s3/operations.js";
-import type { AddressStats } from "../../net/pools.js";
-import { downloadObject } from "../../engine/download.js";
-import { uploadFile, uploadStream, type UploadOptions } from "../../engine/upload.js";
-import { copyS3Object } from "../../engine/copy.js";
-import { FileSink } from "../../engine/sinks/file-sink.js";
-import { OrderedWriter } from "../../engine/sinks/ordered-writer.js";
-import { FdWriter } from "../../engine/sinks/fd-writer.js";
-import { FdSource } from "../../engine/sources/stdin-source.js";
-import { widenPipe } from "../../engine/pipe-size.js";
-import { checksumAlgorithmOf, checksumRequested, objectAttributes, withCommonOptions, type CommonArgs } from "../options.js";
+import { parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
+import type { AddressStats } from "../../engine/connection.js";
+import { transferObject, type ObjectTransferOptions } from "../../engine/object-transfer.js";
+import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
 import { Session } from "../session.js";
-import { runTransferSet, withSetOptions, type SetArgs } from "./transfer-set.js";
+import { runMany } from "./transfer-set.js";
+import { checkThreshold, copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
 import { StdoutLines } from "../output.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
 import { ExitCode, InterruptError, isBrokenPipe, reportError } from "../errors.js";
 import type { ObjectResult } from "../../engine/batch.js";
-import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings, withObjectOptions, type ObjectOptionArgs } from "../object-options.js";
+import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings } from "../object-options.js";
 
-export interface CpArgs extends CommonArgs, ObjectOptionArgs {
-  source: string;
-  destination: string;
-  "part-size"?: string;
-  "multipart-threshold": string;
-  "content-type"?: string;
-  "storage-class"?: string;
-  metadata?: string;
-  "keep-failed-uploads": boolean;
-  "copy-threshold": string;
-  "checksum-algorithm"?: string;
-  resume: boolean;
-  "verify-etag": boolean;
-  recursive?: boolean;
-  "expected-size"?: string;
-}
+export type { CpArgs } from "./transfer-options.js";
 
 export function cpBuilder(y: Argv) {
   return copyCommandOptions(y)
@@ -46,30 +24,6 @@ export function cpBuilder(y: Argv) {
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
     .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")
     .example("s3x cp s3://bucket/a s3://other-bucket/b", "copy within S3 (server-side)");
-}
-
-/** The options of cp and mv (mv is cp, then each source removed). */
-export function copyCommandOptions(y: Argv) {
-  return withSetOptions(transferOptions(withCommonOptions(y)))
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "copy every object under a directory or prefix", group: "Selection:" });
-}
-
-/** Options of every command that writes objects (cp, mv, sync). */
-export function transferOptions<T>(y: Argv<T>) {
-  return withObjectOptions(y)
-    .positional("source", { type: "string", demandOption: true, describe: "s3://bucket/key, a local file, or - for stdin" })
-    .positional("destination", { type: "string", demandOption: true, describe: "s3://bucket/key, a local path, or - for stdout" })
-    .option("part-size", { type: "string", describe: "part size (e.g. 16MiB); uploads raise it to stay within 10,000 parts", group: "Transfer:" })
-    .option("multipart-threshold", { type: "string", default: "8MiB", describe: "files larger than this are uploaded in parts", group: "Transfer:" })
-    .option("content-type", { type: "string", describe: "Content-Type of uploaded objects (default: guessed from the file name)", group: "Transfer:" })
-    .option("storage-class", { type: "string", describe: "storage class of uploaded objects (STANDARD, INTELLIGENT_TIERING, …)", group: "Transfer:" })
-    .option("metadata", { type: "string", describe: "user metadata: key=value[,key=value…] or a JSON object", group: "Transfer:" })
-    .option("copy-threshold", { type: "string", default: "5GiB", describe: "S3→S3 copies above this use concurrent UploadPartCopy ranges (max 5GiB)", group: "Transfer:" })
-    .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" })
-    .option("checksum-algorithm", { type: "string", describe: "checksum sent with uploads: CRC32C, CRC32, CRC64NVME, SHA256 or none (default: CRC32C on AWS, none elsewhere, or $S3X_CHECKSUM_ALGORITHM)", group: "Integrity:" })
-    .option("verify-etag", { type: "boolean", default: false, describe: "check downloaded single-part objects against their MD5 ETag", group: "Integrity:" })
-    .option("resume", { type: "boolean", default: false, describe: "continue interrupted uploads and downloads instead of starting over", group: "Integrity:" })
-    .option("expected-size", { type: "string", describe: "uploads from stdin: the stream's expected size (e.g. 200GiB), so parts are large enough to stay within 10,000", group: "Transfer:" });
 }
 
 export interface CpResult {
@@ -104,7 +58,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly stri
   let result: CpResult | undefined;
   let failure: unknown;
   try {
-    const copied = await transfer(session, source, dest, args, partSize, threshold);
+    const copied: CpResult = await transferObject(session.context, source, dest, transferOptions(session, args, partSize, threshold));
     // mv: the source goes once its copy is complete; a failed removal fails the move.
     if (afterCopy) await afterCopy(session, source, copied);
     copied.addresses = args.json ? await session.connection.addressStats() : undefined;
@@ -185,26 +139,6 @@ async function dryrun(mode: "cp" | "mv", args: CpArgs, item: PlannedCopy, toStdo
   return ExitCode.ok;
 }
 
-function checkThreshold(args: CpArgs): number {
-  const threshold = parseSize(args["multipart-threshold"]);
-  if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
-  return threshold;
-}
-
-/** cp --recursive and sync share one engine: a batch of object transfers. */
-export async function runMany(mode: "cp" | "sync" | "mv", source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
-  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
-  checkThreshold(args);
-  if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize);
-  if (source.kind === "stream" || dest.kind === "stream") throw new UsageError(`${mode} cannot use - (stdin/stdout) with many objects`);
-  const session = await Session.open(args, { progressAllowed: true, requests: requestSettings(args, source, dest) });
-  try {
-    return await runTransferSet(mode, session, source, dest, args, argv);
-  } finally {
-    await session.close();
-  }
-}
-
 /**
  * This process's peak resident memory. /proc's VmHWM belongs to this program
  * image; getrusage's maxRSS also counts the parent's RSS from before exec,
@@ -230,66 +164,28 @@ function validatePair(source: Location, dest: Location): void {
   }
 }
 
-async function transfer(session: Session, source: Location, dest: Location, args: CpArgs, partSize: number | undefined, threshold: number): Promise<CpResult> {
-  const ctx = session.context;
-  const uploadOptions = async (contentTypeFrom?: string): Promise<UploadOptions> => ({
-    multipartThreshold: threshold,
+/** The engine's options for one object, built from the command line when the kind that runs needs them. */
+function transferOptions(session: Session, args: CpArgs, partSize: number | undefined, threshold: number): ObjectTransferOptions {
+  return {
     partSize,
-    attributes: await objectAttributes(args, contentTypeFrom),
-    keepFailedUpload: args["keep-failed-uploads"],
-    checksum: checksumAlgorithmOf(args, session.endpointUrl),
-    checksumRequested: checksumRequested(args),
-  });
-  const downloadOptions = { resume: args.resume, verifyEtag: args["verify-etag"] };
-
-  if (source.kind === "local" && dest.kind === "s3") {
-    const info = await stat(source.path);
-    if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (use --recursive)`);
-    const ref: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) };
-    const { size } = await uploadFile(ctx, source.path, ref, { ...(await uploadOptions(source.path)), resumable: { endpoint: session.endpoint, resume: args.resume } });
-    return { source: source.path, destination: formatLocation({ kind: "s3", ...ref }), bytes: size };
-  }
-  if (source.kind === "stream" && dest.kind === "s3") {
-    const ref: ObjectRef = { bucket: dest.bucket, key: dest.key };
-    widenPipe(0);
-    const stdin = new FdSource(0, () => process.stdin);
-    const { size } = await uploadStream(ctx, stdin, ref, { ...(await uploadOptions()), partSize: stdinPartSize(partSize, args["expected-size"]) });
-    return { source: "-", destination: formatLocation(dest), bytes: size };
-  }
-  if (source.kind === "s3" && dest.kind === "local") {
-    const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    const target = await localDestination(dest.path, keyBaseName(source.key));
-    if (target.special) {
-      // A device or FIFO (/dev/null, a named pipe): write in order, in place;
-      // a temp file renamed over it would replace the device itself.
-      const handle = await open(target.path, "w");
-      widenPipe(handle.fd);
-      try {
-        const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(handle.fd), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
-        return { source: formatLocation(source), destination: target.path, bytes: size };
-      } finally {
-        await handle.close();
-      }
-    }
-    const { size } = await downloadObject(ctx, ref, new FileSink(target.path), downloadPartSize(partSize), undefined, downloadOptions);
-    return { source: formatLocation(source), destination: target.path, bytes: size };
-  }
-  if (source.kind === "s3" && dest.kind === "stream") {
-    const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    widenPipe(1);
-    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency)), downloadPartSize(partSize), undefined, downloadOptions);
-    return { source: formatLocation(source), destination: "-", bytes: size };
-  }
-  if (source.kind === "s3" && dest.kind === "s3") {
-    const from: ObjectRef = { bucket: source.bucket, key: source.key };
-    const to: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, keyBaseName(source.key)) };
-    const copyThreshold = parseSize(args["copy-threshold"]);
-    if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
-    const attributes = replacesMetadata(args) ? await objectAttributes(args, to.key) : undefined;
-    const { size } = await copyS3Object(ctx, from, to, { partSize, copyThreshold, attributes, storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] });
-    return { source: formatLocation(source), destination: formatLocation({ kind: "s3", ...to }), bytes: size };
-  }
-  throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
+    resumable: { endpoint: session.endpoint, resume: args.resume },
+    download: { resume: args.resume, verifyEtag: args["verify-etag"] },
+    uploadOptions: async (contentTypeFrom) => ({
+      multipartThreshold: threshold,
+      partSize,
+      attributes: await objectAttributes(args, contentTypeFrom),
+      keepFailedUpload: args["keep-failed-uploads"],
+      checksum: checksumAlgorithmOf(args, session.endpointUrl),
+      checksumRequested: checksumRequested(args),
+    }),
+    streamPartSize: () => stdinPartSize(partSize, args["expected-size"]),
+    copyOptions: async (key) => {
+      const copyThreshold = parseSize(args["copy-threshold"]);
+      if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
+      const attributes = replacesMetadata(args) ? await objectAttributes(args, key) : undefined;
+      return { partSize, copyThreshold, attributes, storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] };
+    },
+  };
 }
 
 /**
@@ -300,30 +196,4 @@ function stdinPartSize(partSize: number | undefined, expectedSize: string | unde
   if (expectedSize === undefined) return partSize ?? DEFAULT_PART_SIZE;
   const expected = parseSize(expectedSize);
   return uploadPartSize(expected, partSize);
-}
-
-/**
- * How many parts an in-order download may fetch ahead of the writer: the
- * request concurrency plus a few keeps every connection busy while one slow
- * part holds up the head of the line, without filling the memory budget.
- */
-function reorderWindow(concurrency: number): number {
-  return concurrency + 4;
-}
-
-
-
-/**
- * The file a download writes: the path itself, or the key's base name inside
- * it when the path is an existing directory or ends with a separator (as
- * aws-cli). Missing parent directories are created. `special` marks an
- * existing device or FIFO, which is written in place.
- */
-async function localDestination(path: string, baseName: string): Promise<{ path: string; special: boolean }> {
-  const existing = await stat(path).catch(() => undefined);
-  const target = existing?.isDirectory() || path.endsWith("/") ? join(path, baseName) : path;
-  await mkdir(dirname(target), { recursive: true });
-  const targetStat = await stat(target).catch(() => undefined);
-  if (targetStat?.isDirectory()) throw new UsageError(`${target} is a directory`);
-  return { path: target, special: targetStat !== undefined && !targetStat.isFile() };
 }

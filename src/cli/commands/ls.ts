@@ -1,8 +1,7 @@
 import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
-import { withRetries } from "../../engine/retry.js";
 import { inProgressUploads } from "../../engine/uploads.js";
-import { listBuckets } from "../../s3/list.js";
+import { bucketList } from "../../engine/single-requests.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
@@ -49,7 +48,7 @@ export async function runLs(args: LsArgs): Promise<number> {
   try {
     // `s3://` alone names no bucket: aws-cli lists the buckets for it, as for no argument.
     if (!args.path || /^s3:\/\/\/?$/i.test(args.path)) {
-      for (const bucket of await withRetries("ListBuckets", ctx.retry, () => listBuckets(ctx.client), { signal: ctx.signal })) {
+      for (const bucket of await bucketList(ctx)) {
         await out(args.json ? JSON.stringify({ bucket: bucket.name, created: bucket.created?.toISOString() }) : `${stamp(bucket.created)} ${bucket.name}`);
       }
       return 0;

@@ -3,8 +3,8 @@ import type { Argv } from "yargs";
 import { asDirectoryPrefix } from "../../plan/keys.js";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { deleteOne } from "../../engine/delete.js";
-import { copyCommandOptions, runCp, type AfterCopy, type CpArgs } from "./cp.js";
-import type { SetArgs } from "./transfer-set.js";
+import { runCp, type AfterCopy } from "./cp.js";
+import { copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
 
 /** `s3x mv` takes cp's options: it is cp, then the source removed. */
 export function mvBuilder(y: Argv) {

@@ -1,6 +1,6 @@
 import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
-import { MAX_PRESIGN_SECONDS, presignGet } from "../../s3/presign.js";
+import { MAX_PRESIGN_SECONDS, presignedGetUrl } from "../../engine/single-requests.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
 
@@ -29,7 +29,7 @@ export async function runPresign(args: PresignArgs): Promise<number> {
   if (!args["sign-request"]) throw new UsageError("presign needs credentials: it cannot go with --no-sign-request");
   const session = await Session.open(args, { progressAllowed: false });
   try {
-    const url = await presignGet(session.connection.client, { bucket: loc.bucket, key: loc.key }, seconds);
+    const url = await presignedGetUrl(session.context, { bucket: loc.bucket, key: loc.key }, seconds);
     await session.stdout.write(url + "\n");
   } finally {
     await session.close();

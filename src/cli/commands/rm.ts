@@ -4,8 +4,7 @@ import { asDirectoryPrefix } from "../../plan/keys.js";
 import { parseLocation, UsageError } from "../../plan/location.js";
 import { deleteUnder } from "../../engine/delete.js";
 import { abortUploadsUnder } from "../../engine/uploads.js";
-import { withRetries } from "../../engine/retry.js";
-import { deleteObject } from "../../s3/list.js";
+import { removeObject } from "../../engine/single-requests.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { Session } from "../session.js";
@@ -54,7 +53,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
       if (loc.key === "" || loc.key.endsWith("/")) throw new UsageError(`${args.path} names a prefix; use --recursive to delete everything under it`);
       if (args.dryrun) report({ action: "delete", source: args.path, destination: "", size: 0, status: "dryrun" });
       else {
-        await withRetries(`DeleteObject ${args.path}`, ctx.retry, () => deleteObject(ctx.client, loc.bucket, loc.key, ctx.signal), { signal: ctx.signal });
+        await removeObject(ctx, { bucket: loc.bucket, key: loc.key }, args.path);
         report({ action: "delete", source: args.path, destination: "", size: 0, status: "ok" });
       }
       return 0;

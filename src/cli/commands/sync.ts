@@ -2,8 +2,8 @@ import type { Argv } from "yargs";
 import { parseLocation } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
 import { checkObjectOptions } from "../object-options.js";
-import { runMany, transferOptions } from "./cp.js";
-import { withSetOptions, type SetArgs } from "./transfer-set.js";
+import { runMany } from "./transfer-set.js";
+import { transferOptions, withSetOptions, type SetArgs } from "./transfer-options.js";
 
 export function syncBuilder(y: Argv) {
   return withSetOptions(transferOptions(withCommonOptions(y)))

@@ -1,0 +1,190 @@
+import { mkdir, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { isFolderMarker } from "../plan/keys.js";
+import { UsageError } from "../plan/location.js";
+import { placeInDirectory, placeUnderPrefix, type LocalTarget, type PrefixTarget } from "../plan/placement.js";
+import type { DestinationEntry, Placement, SetDestination, SetEntry, SetSource, SourceItem, SourceProblem } from "../plan/set-plan.js";
+import type { EntryState } from "../plan/sync.js";
+import type { ObjectRef } from "../s3/operations.js";
+import type { TransferContext } from "./context.js";
+import { listObjectPages } from "./listing.js";
+import { PathStats, walkFiles } from "./walk.js";
+
+/**
+ * The ends of a set transfer, implementing plan/set-plan.ts's Source and
+ * Destination over the real things: a local directory walked (engine/walk),
+ * an S3 prefix listed (engine/listing). The planner decides; these only read.
+ */
+
+/**
+ * Local stats may block the event loop while no request is queued or
+ * running (a sync gathering both sides, a copy's first files): engine/walk.
+ */
+function nothingInFlight(ctx: TransferContext): () => boolean {
+  return () => ctx.queue.pending === 0 && ctx.queue.size === 0;
+}
+
+/** The files under a local directory; an entry's ref is its path. */
+export class LocalTreeSource implements SetSource<string> {
+  readonly side = "local";
+  whole = false;
+
+  private constructor(
+    private readonly ctx: TransferContext,
+    /** The directory as the user wrote it. */
+    readonly name: string,
+    private readonly followSymlinks: boolean,
+  ) {}
+
+  /** Checks that `path` is a directory (a file or a missing path is the user's mistake, said before anything is sent). */
+  static async open(ctx: TransferContext, path: string, followSymlinks: boolean): Promise<LocalTreeSource> {
+    const info = await stat(path);
+    if (!info.isDirectory()) throw new UsageError(`${path} is not a directory`);
+    return new LocalTreeSource(ctx, path, followSymlinks);
+  }
+
+  async *items(): AsyncGenerator<SourceItem<string>> {
+    const problems: SourceProblem[] = [];
+    const walk = walkFiles(this.name, {
+      followSymlinks: this.followSymlinks,
+      onProblem: (p) => problems.push({ shown: join(this.name, p.relativePath), message: p.message }),
+      mayBlock: nothingInFlight(this.ctx),
+    });
+    for await (const file of walk) {
+      for (const problem of problems.splice(0)) yield { problem };
+      yield { entry: { relativePath: file.relativePath, size: file.size, mtimeMs: file.mtimeMs, ref: file.absolutePath } };
+    }
+    for (const problem of problems.splice(0)) yield { problem };
+    this.whole = true;
+  }
+
+  shown(entry: SetEntry<string>): string {
+    return join(this.name, entry.relativePath);
+  }
+
+  described(entry: SetEntry<string>): string {
+    return `file "${entry.ref}"`;
+  }
+}
+
+/**
+ * The objects under an S3 prefix, as listed (every page checked:
+ * engine/listing). Folder markers are skipped, as aws-cli's cp, mv and sync
+ * do: they hold no data, and as files they would have no name.
+ */
+export class S3PrefixSource implements SetSource<ObjectRef> {
+  readonly side = "s3";
+  whole = false;
+
+  constructor(
+    private readonly ctx: TransferContext,
+    private readonly bucket: string,
+    /** A directory prefix: empty or ending in "/". */
+    private readonly prefix: string,
+    readonly name: string,
+  ) {}
+
+  async *items(): AsyncGenerator<SourceItem<ObjectRef>> {
+    for await (const page of listObjectPages(this.ctx, this.bucket, this.prefix)) {
+      for (const obj of page.objects) {
+        if (isFolderMarker(obj)) continue;
+        yield { entry: { relativePath: obj.key.slice(this.prefix.length), size: obj.size, mtimeMs: obj.lastModified.getTime(), ref: { bucket: this.bucket, key: obj.key } } };
+      }
+    }
+    this.whole = true;
+  }
+
+  shown(entry: SetEntry<ObjectRef>): string {
+    return `s3://${entry.ref.bucket}/${entry.ref.key}`;
+  }
+
+  described(entry: SetEntry<ObjectRef>): string {
+    return `key "${entry.ref.key}"`;
+  }
+}
+
+/** A local directory written into; keys are placed safely under it (plan/placement.ts). */
+export class LocalTreeDestination implements SetDestination<LocalTarget> {
+  readonly side = "local";
+  private readonly stats: PathStats;
+
+  private constructor(
+    ctx: TransferContext,
+    /** The directory, absolute. */
+    readonly root: string,
+    /** The directory as the user wrote it, for the output lines. */
+    private readonly shownRoot: string,
+  ) {
+    this.stats = new PathStats(nothingInFlight(ctx));
+  }
+
+  /** Creates the directory (and its parents) if need be. */
+  static async open(ctx: TransferContext, path: string): Promise<LocalTreeDestination> {
+    const root = resolve(path);
+    await mkdir(root, { recursive: true });
+    return new LocalTreeDestination(ctx, root, path);
+  }
+
+  place(relativePath: string, size: number): Placement<LocalTarget> {
+    return placeInDirectory(this.root, this.shownRoot, relativePath, size);
+  }
+
+  /** The file at the target, stat'ed when asked: a download sync compares path by path instead of walking first. */
+  async existing(placement: Placement<LocalTarget> & { ok: true }): Promise<EntryState | undefined> {
+    const info = await this.stats.stat(placement.target.path);
+    return info?.isFile() ? { size: info.size, mtimeMs: info.mtimeMs } : undefined;
+  }
+
+  /** The files under the directory (symlinks not followed: --delete never removes what a link points to). */
+  async *entries(): AsyncGenerator<DestinationEntry<LocalTarget>> {
+    for await (const file of walkFiles(this.root, { followSymlinks: false, onProblem: () => undefined })) {
+      yield { relativePath: file.relativePath, target: { path: file.absolutePath }, shown: join(this.shownRoot, file.relativePath) };
+    }
+  }
+}
+
+/** An S3 prefix written into; compared against (sync) through one listing read before anything is decided. */
+export class S3PrefixDestination implements SetDestination<PrefixTarget> {
+  readonly side = "s3";
+  /** Relative key → size and time, once prepared. */
+  private held: Map<string, EntryState> | undefined;
+
+  constructor(
+    private readonly ctx: TransferContext,
+    private readonly bucket: string,
+    /** A directory prefix: empty or ending in "/". */
+    private readonly prefix: string,
+  ) {}
+
+  place(relativePath: string): Placement<PrefixTarget> {
+    return placeUnderPrefix(this.bucket, this.prefix, relativePath);
+  }
+
+  async prepare(): Promise<void> {
+    const held = new Map<string, EntryState>();
+    for await (const page of listObjectPages(this.ctx, this.bucket, this.prefix)) {
+      for (const obj of page.objects) {
+        if (obj.key.endsWith("/")) continue;
+        held.set(obj.key.slice(this.prefix.length), { size: obj.size, mtimeMs: obj.lastModified.getTime() });
+      }
+    }
+    this.held = held;
+  }
+
+  async existing(placement: Placement<PrefixTarget> & { ok: true }): Promise<EntryState | undefined> {
+    return this.prepared().get(placement.relativePath);
+  }
+
+  async *entries(): AsyncGenerator<DestinationEntry<PrefixTarget>> {
+    for (const relativePath of this.prepared().keys()) {
+      const key = this.prefix + relativePath;
+      yield { relativePath, target: { bucket: this.bucket, key }, shown: `s3://${this.bucket}/${key}` };
+    }
+  }
+
+  /** The listing; deciding without it would treat every object as missing (and --delete would remove nothing it should). */
+  private prepared(): Map<string, EntryState> {
+    if (!this.held) throw new Error(`s3://${this.bucket}/${this.prefix} was not listed before it was compared`);
+    return this.held;
+  }
+}

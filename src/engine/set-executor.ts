@@ -1,0 +1,226 @@
+import { mkdir, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
+import { asDirectoryPrefix } from "../plan/keys.js";
+import type { Location } from "../plan/location.js";
+import { downloadPartSize } from "../plan/parts.js";
+import type { LocalTarget, PrefixTarget } from "../plan/placement.js";
+import { planSet, type SetAction, type SetDestination, type SetEntry, type SetRules, type SetSource } from "../plan/set-plan.js";
+import type { ChecksumAlgorithm, ObjectAttributes, ObjectRef, StorageSettings } from "../s3/operations.js";
+import type { ObjectAction, ObjectBatch } from "./batch.js";
+import type { TransferContext } from "./context.js";
+import { copyS3Object } from "./copy.js";
+import { deleteKeys, deleteOne } from "./delete.js";
+import { downloadObject } from "./download.js";
+import { LocalTreeDestination, LocalTreeSource, S3PrefixDestination, S3PrefixSource } from "./set-ends.js";
+import { BlockingWrites } from "./sinks/blocking-writes.js";
+import { FileSink } from "./sinks/file-sink.js";
+import { LeftoverIndex } from "./sinks/leftover-index.js";
+import { forgetFinishedUploads, uploadFile } from "./upload.js";
+
+/**
+ * Runs a set transfer (cp -r, mv -r, sync): plan/set-plan.ts decides, over
+ * the ends of engine/set-ends.ts, and this executes each action it yields
+ * as it comes, so transfers start while the source is still listed. The
+ * CLI hands down plain option values and the rules; nothing here parses or
+ * prints (results go to the batch's listener).
+ */
+
+/** What a set transfer needs beyond the rules, as plain values. */
+export interface SetOptions {
+  /** mv: each source goes once its copy is complete; a failed copy removes nothing. */
+  move: boolean;
+  followSymlinks: boolean;
+  partSize?: number;
+  multipartThreshold: number;
+  /** S3→S3 copies only. */
+  copyThreshold?: number;
+  keepFailedUploads: boolean;
+  checksum?: ChecksumAlgorithm;
+  checksumRequested: boolean;
+  /** The endpoint's identity in local resume records. */
+  endpoint: string;
+  resume: boolean;
+  verifyEtag: boolean;
+  dryrun: boolean;
+  /** What an uploaded file's object carries (from its relative path, for the Content-Type, and its mtime). */
+  uploadAttributes(relativePath: string, mtimeMs: number): Promise<ObjectAttributes>;
+  /** What an S3→S3 copy sets: new attributes (REPLACE) or undefined to keep the source's, and ACL and encryption. */
+  copyAttributes(key: string): Promise<{ attributes?: ObjectAttributes; storage?: StorageSettings }>;
+}
+
+/** How one direction transfers an entry, removes a moved source and deletes from its destination. */
+interface SetOperations<Ref, Target> {
+  /** The action an entry's line names ("move" replaces it for a transfer of mv). */
+  action: ObjectAction;
+  transfer(entry: SetEntry<Ref>, target: Target): Promise<number>;
+  removeSource(entry: SetEntry<Ref>): Promise<void>;
+  /** mv: the source goes once its copy is complete. */
+  move: boolean;
+  /** After a skip: cp --resume forgets the finished upload's record. */
+  skipped?(target: Target): Promise<void>;
+  /** How --delete removes from this destination, its results recorded in `batch`. */
+  deleter(batch: ObjectBatch): Deleter<Target>;
+}
+
+/** sync --delete on one kind of destination: files one by one, keys in batches at the end. */
+interface Deleter<Target> {
+  add(target: Target, shown: string): Promise<void>;
+  finish(): Promise<void>;
+}
+
+/** A set transfer between two opened ends, ready to run. */
+export interface SetRun {
+  run(rules: SetRules, batch: ObjectBatch, onQueued: () => void): Promise<void>;
+}
+
+/**
+ * Opens both ends of a set transfer (checks the local source is a
+ * directory, creates the local destination) and picks the direction's
+ * operations. Local to local is not a transfer s3x makes: the CLI refuses it first.
+ */
+export async function openSet(ctx: TransferContext, source: Location, dest: Location, options: SetOptions): Promise<SetRun> {
+  if (source.kind === "local" && dest.kind === "s3") {
+    const from = await LocalTreeSource.open(ctx, source.path, options.followSymlinks);
+    const to = new S3PrefixDestination(ctx, dest.bucket, asDirectoryPrefix(dest.key));
+    return bind(from, to, uploads(ctx, options, remoteDeleter(ctx, dest.bucket)));
+  }
+  if (source.kind === "s3" && dest.kind === "local") {
+    const from = new S3PrefixSource(ctx, source.bucket, asDirectoryPrefix(source.key), `s3://${source.bucket}/${source.key}`);
+    const to = await LocalTreeDestination.open(ctx, dest.path);
+    return bind(from, to, downloads(ctx, options, to.root));
+  }
+  if (source.kind === "s3" && dest.kind === "s3") {
+    const from = new S3PrefixSource(ctx, source.bucket, asDirectoryPrefix(source.key), `s3://${source.bucket}/${source.key}`);
+    const to = new S3PrefixDestination(ctx, dest.bucket, asDirectoryPrefix(dest.key));
+    return bind(from, to, copies(ctx, options, remoteDeleter(ctx, dest.bucket)));
+  }
+  throw new Error(`no set transfer from ${source.kind} to ${dest.kind}`);
+}
+
+function bind<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, operations: SetOperations<Ref, Target>): SetRun {
+  return { run: (rules, batch, onQueued) => execute(planSet(source, destination, rules), operations, batch, onQueued) };
+}
+
+/** Each action, in the plan's order; transfers run in the batch's slots, the rest is recorded at once. */
+async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target>>, ops: SetOperations<Ref, Target>, batch: ObjectBatch, onQueued: () => void): Promise<void> {
+  const { move } = ops;
+  const deleter = ops.deleter(batch);
+  for await (const action of actions) {
+    switch (action.kind) {
+      case "refuse":
+        batch.record({ action: ops.action, source: action.source, destination: action.destination, size: action.size, status: "failed", error: action.error });
+        break;
+      case "skip":
+        await ops.skipped?.(action.target);
+        batch.record({ action: ops.action, source: action.source, destination: action.destination, size: action.entry.size, status: "skipped" });
+        break;
+      case "transfer": {
+        const item = { action: move ? ("move" as const) : ops.action, source: action.source, destination: action.destination, size: action.entry.size };
+        if (action.dryrun) {
+          batch.record({ ...item, status: "dryrun" });
+          break;
+        }
+        onQueued();
+        const { entry, target } = action;
+        await batch.submit(item, async () => {
+          const size = await ops.transfer(entry, target);
+          if (move) await ops.removeSource(entry);
+          return size;
+        });
+        break;
+      }
+      case "delete":
+        if (action.dryrun) batch.record({ action: "delete", source: action.shown, destination: "", size: 0, status: "dryrun" });
+        else await deleter.add(action.target, action.shown);
+        break;
+    }
+  }
+  await deleter.finish();
+}
+
+function uploads(ctx: TransferContext, options: SetOptions, deleter: (batch: ObjectBatch) => Deleter<PrefixTarget>): SetOperations<string, PrefixTarget> {
+  return {
+    action: "upload",
+    move: options.move,
+    async transfer(entry, target) {
+      const result = await uploadFile(ctx, entry.ref, target, {
+        multipartThreshold: options.multipartThreshold,
+        partSize: options.partSize,
+        attributes: await options.uploadAttributes(entry.relativePath, entry.mtimeMs),
+        keepFailedUpload: options.keepFailedUploads,
+        checksum: options.checksum,
+        checksumRequested: options.checksumRequested,
+        resumable: { endpoint: options.endpoint, resume: options.resume },
+      });
+      return result.size;
+    },
+    removeSource: (entry) => unlink(entry.ref),
+    skipped: options.resume && !options.dryrun ? (target) => forgetFinishedUploads(ctx, options.endpoint, target) : undefined,
+    deleter,
+  };
+}
+
+function downloads(ctx: TransferContext, options: SetOptions, root: string): SetOperations<ObjectRef, LocalTarget> {
+  // Thousands of objects share a few directories: create each once per run.
+  const madeDirectories = new Set<string>([root]);
+  const leftovers = new LeftoverIndex();
+  const blockingWrites = new BlockingWrites();
+  return {
+    action: "download",
+    move: options.move,
+    async transfer(entry, target) {
+      const parent = dirname(target.path);
+      if (!madeDirectories.has(parent)) {
+        await mkdir(parent, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== "EEXIST" && err.code !== "ENOTDIR") throw err;
+          throw new Error(`${parent}: a file of the same name is in the way (the key clashes with another key)`);
+        });
+        madeDirectories.add(parent);
+      }
+      const sink = new FileSink(target.path, leftovers, blockingWrites);
+      const result = await downloadObject(ctx, entry.ref, sink, downloadPartSize(options.partSize), entry.size, { resume: options.resume, verifyEtag: options.verifyEtag });
+      return result.size;
+    },
+    removeSource: (entry) => deleteOne(ctx, entry.ref.bucket, entry.ref.key),
+    deleter: localDeleter,
+  };
+}
+
+function copies(ctx: TransferContext, options: SetOptions, deleter: (batch: ObjectBatch) => Deleter<PrefixTarget>): SetOperations<ObjectRef, PrefixTarget> {
+  const copyThreshold = options.copyThreshold;
+  if (copyThreshold === undefined) throw new Error("an S3→S3 set copy needs its copy threshold");
+  return {
+    action: "copy",
+    move: options.move,
+    async transfer(entry, target) {
+      const settings = await options.copyAttributes(target.key);
+      const result = await copyS3Object(ctx, entry.ref, target, { partSize: options.partSize, copyThreshold, keepFailedUpload: options.keepFailedUploads, listedSize: entry.size, ...settings });
+      return result.size;
+    },
+    removeSource: (entry) => deleteOne(ctx, entry.ref.bucket, entry.ref.key),
+    deleter,
+  };
+}
+
+/** sync --delete on S3: the keys gathered, then DeleteObjects in batches of 1,000 sent concurrently (engine/delete). */
+function remoteDeleter(ctx: TransferContext, bucket: string): (batch: ObjectBatch) => Deleter<PrefixTarget> {
+  return (batch) => {
+    const keys: string[] = [];
+    return {
+      add: async (target) => void keys.push(target.key),
+      finish: () => deleteKeys(ctx, bucket, keys, (result) => batch.record(result)),
+    };
+  };
+}
+
+/** sync --delete on a local directory: each file unlinked as the walk finds it. */
+function localDeleter(batch: ObjectBatch): Deleter<LocalTarget> {
+  return {
+    add: (target, shown) =>
+      unlink(target.path).then(
+        () => batch.record({ action: "delete", source: shown, destination: "", size: 0, status: "ok" }),
+        (error: unknown) => batch.record({ action: "delete", source: shown, destination: "", size: 0, status: "failed", error }),
+      ),
+    finish: async () => undefined,
+  };
+}

@@ -1,0 +1,36 @@
+import { createBucket, deleteBucket } from "../s3/buckets.js";
+import { deleteObject, listBuckets } from "../s3/list.js";
+import type { ObjectRef } from "../s3/operations.js";
+import { presignGet } from "../s3/presign.js";
+import type { TransferContext } from "./context.js";
+import { withRetries } from "./retry.js";
+
+export { MAX_PRESIGN_SECONDS } from "../s3/presign.js";
+
+/**
+ * The requests a command sends one at a time (mb, rb, ls of buckets, rm of
+ * one key), each with the run's retries and cancelled with the run. The
+ * requests of transfers and listings go through their own engine modules.
+ */
+
+export function makeBucket(ctx: TransferContext, bucket: string): Promise<{ region: string }> {
+  return withRetries(`CreateBucket s3://${bucket}`, ctx.retry, () => createBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal });
+}
+
+export function removeBucket(ctx: TransferContext, bucket: string): Promise<void> {
+  return withRetries(`DeleteBucket s3://${bucket}`, ctx.retry, () => deleteBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal });
+}
+
+export function bucketList(ctx: TransferContext): Promise<{ name: string; created?: Date }[]> {
+  return withRetries("ListBuckets", ctx.retry, () => listBuckets(ctx.client), { signal: ctx.signal });
+}
+
+/** Deletes one object; `shown` names it in a failure's message as the user wrote it. */
+export function removeObject(ctx: TransferContext, ref: ObjectRef, shown: string): Promise<void> {
+  return withRetries(`DeleteObject ${shown}`, ctx.retry, () => deleteObject(ctx.client, ref.bucket, ref.key, ctx.signal), { signal: ctx.signal });
+}
+
+/** A presigned GET URL for an object, valid `seconds`; nothing is sent (s3/presign.ts). */
+export function presignedGetUrl(ctx: TransferContext, ref: ObjectRef, seconds: number): Promise<string> {
+  return presignGet(ctx.client, ref, seconds);
+}
