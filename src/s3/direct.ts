@@ -4,7 +4,7 @@ import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
 import { createHash } from "node:crypto";
 import { attachRouting, takeStartingRouting } from "../net/routing.js";
 import { readAll } from "./body.js";
-import { signHeaders, uriEncode, type SigningCredentials } from "./sigv4.js";
+import { signHeadersSafely, uriEncode, type SigningCredentials } from "./sigv4.js";
 import { extraHeaders, type RequestKind } from "./request-headers.js";
 
 /**
@@ -193,7 +193,7 @@ async function directRequest(
   };
   const credentials = await config.credentials();
   // The SDK's clock correction (learnt from a RequestTimeTooSkewed answer) applies here too.
-  signHeaders(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
+  await signHeadersSafely(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
   const signed = new HttpRequest({ protocol: route.protocol, hostname: route.hostname, port: route.port, method, path, query, headers: sent, body });
   if (routing) attachRouting(signed, routing);
   // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
