@@ -33,7 +33,10 @@ function timed(build: string, args: string[], env: NodeJS.ProcessEnv): Sample {
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const match = /TIME (\S+) (\S+)/.exec(res.stderr);
   if (!match) throw new Error(`${build}: s3x ${args.join(" ")} did not run (${res.status}):\n${res.stderr.slice(-2000)}`);
-  if (res.status !== 0) console.log(`${build}: s3x ${args.join(" ")} exited ${res.status}: ${res.stderr.trim().split("\n").slice(-2).join(" | ")}`);
+  if (res.status !== 0) {
+    const said = res.stderr.split("\n").filter((l) => l.trim() !== "" && !/^(TIME |Command exited)/.test(l));
+    console.log(`${build}: s3x ${args.join(" ")} exited ${res.status}: ${said.slice(0, 3).join(" | ")}`);
+  }
   return { wall, cpu: Number(match[1]) + Number(match[2]), ok: res.status === 0 };
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { canonicalQuery, signHeaders, signHeadersSafely, signRequest, signWithLibrary, type QueryParameters, type SigningCredentials } from "../../../src/s3/sigv4.js";
+import { canonicalQuery, signHeaders, signWithPayloadHeader, type QueryParameters, type SigningCredentials } from "../../../src/s3/sigv4.js";
 
 /**
  * AWS's published SigV4 vectors, transcribed as data (inputs and expected
@@ -31,6 +31,7 @@ interface Vector {
   region: string;
   service: string;
   at: string;
+  /** Published with the vector; kept for whoever debugs a mismatch (the library keeps its own internal). */
   canonicalRequest?: string;
   stringToSign?: string;
   /** The whole Authorization header, or only its Signature and SignedHeaders for the S3 examples (published without spaces after commas). */
@@ -237,50 +238,26 @@ const VECTORS: Vector[] = [
 ];
 
 describe("s3/sigv4: AWS's published SigV4 vectors", () => {
-  for (const v of VECTORS) {
-    it(`${v.name} (${v.source})`, () => {
-      const headers = { ...v.headers };
+  // The signer is @smithy/signature-v4 as s3x configures it. Its canonical request and string to sign
+  // are internal: the Authorization header (or its Signature) is what is checked. Left out: the POST
+  // form vector, whose payload is a body (s3x passes its payload's hash in x-amz-content-sha256), and
+  // the S3 PUT example, which signs a Date header that the library drops as one it generates (s3x
+  // sends no Date header).
+  const checked = VECTORS.filter((v) => (v.payloadHash === undefined || v.payloadHash === EMPTY_SHA256) && !Object.keys(v.headers).some((h) => h.toLowerCase() === "date"));
+  it("leaves out only the two vectors it cannot take", () => assert.equal(checked.length, VECTORS.length - 2));
+
+  for (const v of checked) {
+    it(`${v.name} (${v.source})`, async () => {
+      const headers: Record<string, string> = { ...v.headers };
       const at = Date.parse(v.at);
-      const signed =
-        v.payloadHash === undefined
-          ? signHeaders(v.method, v.path, headers, v.credentials, v.region, v.service, at, v.query)
-          : signRequest(v.method, v.path, headers, v.payloadHash, v.credentials, v.region, v.service, at, v.query);
-      if (v.canonicalRequest !== undefined) assert.equal(signed.canonicalRequest, v.canonicalRequest);
-      if (v.stringToSign !== undefined) assert.equal(signed.stringToSign, v.stringToSign);
+      if (v.payloadHash === undefined) await signHeaders(v.method, v.path, headers, v.credentials, v.region, v.service, at, v.query);
+      else await signWithPayloadHeader(v.method, v.path, headers, v.credentials, v.region, v.service, at, v.query);
       if (v.authorization !== undefined) assert.equal(headers.authorization, v.authorization);
       if (v.signature !== undefined) assert.equal(/Signature=([0-9a-f]{64})$/.exec(headers.authorization)?.[1], v.signature);
       if (v.signedHeaders !== undefined) assert.equal(/SignedHeaders=([^,]+),/.exec(headers.authorization)?.[1], v.signedHeaders);
       assert.equal(headers["x-amz-date"], v.at.replace(/[-:]/g, "").replace(/\.\d+/, ""));
     });
   }
-
-  // The fallback for unusual input (s3/sigv4.ts signWithLibrary) gives the same published signatures.
-  // Not the POST form vector: its payload is a body, which the header-form signers never take. Not
-  // the S3 PUT example: the library drops a Date header (it counts it among the headers it generates),
-  // the example signs it; s3x sends no Date header.
-  const forLibrary = VECTORS.filter((v) => (v.payloadHash === undefined || v.payloadHash === EMPTY_SHA256) && !Object.keys(v.headers).some((h) => h.toLowerCase() === "date"));
-  assert.equal(forLibrary.length, VECTORS.length - 2);
-  for (const v of forLibrary) {
-    it(`${v.name}, signed by the library fallback`, async () => {
-      const headers: Record<string, string> = { ...v.headers };
-      await signWithLibrary(v.method, v.path, headers, v.credentials, v.region, v.service, Date.parse(v.at), v.query);
-      if (v.authorization !== undefined) assert.equal(headers.authorization, v.authorization);
-      if (v.signature !== undefined) assert.equal(/Signature=([0-9a-f]{64})$/.exec(headers.authorization)?.[1], v.signature);
-      if (v.signedHeaders !== undefined) assert.equal(/SignedHeaders=([^,]+),/.exec(headers.authorization)?.[1], v.signedHeaders);
-    });
-  }
-
-  it("sends the vectors with non-ASCII or unencoded input to the library, and still matches them", async () => {
-    const unusual = VECTORS.filter((v) => v.name === "get-vanilla-utf8-query" || v.name === "get-vanilla-query-order-encoded");
-    assert.equal(unusual.length, 2);
-    for (const v of unusual) {
-      const headers: Record<string, string> = { ...v.headers, "x-amz-content-sha256": EMPTY_SHA256 };
-      const reference = { ...headers };
-      signHeaders(v.method, v.path, reference, v.credentials, v.region, v.service, Date.parse(v.at), v.query);
-      assert.equal(await signHeadersSafely(v.method, v.path, headers, v.credentials, v.region, v.service, Date.parse(v.at), v.query), "library", v.name);
-      assert.equal(headers.authorization, reference.authorization, v.name);
-    }
-  });
 
   it("sorts the canonical query by name, then value, when one name is another's prefix", () => {
     // As whole "name=value" strings these would sort the other way ('-', '.', '0'-'9' and '%' sort before '=').
