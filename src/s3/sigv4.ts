@@ -29,7 +29,7 @@ export interface SigningCredentials {
 export type QueryParameters = Record<string, string | string[]>;
 
 /** SHA-256 and HMAC-SHA256 for the SDK's signer, from Node's crypto (as the SDK's own on Node). */
-class NodeSha256 {
+export class NodeSha256 {
   private readonly hash: Hash | Hmac;
   constructor(secret?: SourceData) {
     this.hash = secret === undefined ? createHash("sha256") : createHmac("sha256", sourceBytes(secret));

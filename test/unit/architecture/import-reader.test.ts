@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { fixtureTree, type FixtureTree } from "./fixture-tree.js";
 import { findCycles, readImportGraph, readImports } from "./import-reader.js";
 
 /** The reader behind import-graph.test.ts, on small sources written for the purpose. */
@@ -100,14 +98,13 @@ describe("architecture: the import reader", () => {
   });
 
   describe("on a tree of files", () => {
+    let tree: FixtureTree;
     let root: string;
-    const write = async (path: string, text: string): Promise<void> => {
-      await mkdir(dirname(join(root, path)), { recursive: true });
-      await writeFile(join(root, path), text);
-    };
 
     before(async () => {
-      root = await mkdtemp(join(tmpdir(), "s3x-import-reader-"));
+      tree = await fixtureTree("s3x-import-reader-");
+      root = tree.root;
+      const write = tree.write;
       await write("cli/main.ts", `import { run } from "../engine/run.js";\nimport type { Pool } from "../net/pool.js";\nimport yargs from "yargs";\nimport { x } from "./missing.js";\n`);
       await write("engine/run.ts", `import { helper } from "./helper.js";\nexport const run = 1;\n`);
       await write("engine/helper.ts", `import type { Run } from "./run.js";\nexport const helper = 2;\n`);
@@ -115,7 +112,7 @@ describe("architecture: the import reader", () => {
       await write("net/types.d.ts", `export {};\n`);
     });
 
-    after(() => rm(root, { recursive: true, force: true }));
+    after(() => tree.remove());
 
     it("resolves relative .js specifiers to the .ts sources, and leaves packages out", async () => {
       const graph = readImportGraph(root);

@@ -1,20 +1,17 @@
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { fixtureTree, type FixtureTree } from "./fixture-tree.js";
 import { readImportGraph } from "./import-reader.js";
 import { againstLayerOrder, cliReachingDown, describeEdge, layerOf, lineCount, longFiles } from "./layer-rules.js";
 
 /** The rules behind import-graph.test.ts, on a small tree written for the purpose. */
 describe("architecture: the layer rules", () => {
+  let tree: FixtureTree;
   let root: string;
-  const write = async (path: string, text: string): Promise<void> => {
-    await mkdir(dirname(join(root, path)), { recursive: true });
-    await writeFile(join(root, path), text);
-  };
 
   before(async () => {
-    root = await mkdtemp(join(tmpdir(), "s3x-layer-rules-"));
+    tree = await fixtureTree("s3x-layer-rules-");
+    root = tree.root;
+    const write = tree.write;
     await write("cli/main.ts", `import { run } from "../engine/run.js";\nimport { keys } from "../plan/keys.js";\nimport type { Pool } from "../net/pool.js";\nimport { sign } from "../s3/sign.js";\n`);
     await write("plan/keys.ts", `export const keys = 1;\n`);
     await write("plan/leaky.ts", `import type { Sign } from "../s3/sign.js";\n`);
@@ -24,7 +21,7 @@ describe("architecture: the layer rules", () => {
     await write("net/long.ts", `${"//\n".repeat(401)}`);
   });
 
-  after(() => rm(root, { recursive: true, force: true }));
+  after(() => tree.remove());
 
   it("names the layer of a file by its top-level directory", () => {
     assert.equal(layerOf("net/pool.ts"), "net");
