@@ -102,14 +102,14 @@ describe("architecture: the import reader", () => {
     let root: string;
 
     before(async () => {
-      tree = await fixtureTree("s3x-import-reader-");
+      tree = await fixtureTree("s3x-import-reader-", {
+        "cli/main.ts": `import { run } from "../engine/run.js";\nimport type { Pool } from "../net/pool.js";\nimport yargs from "yargs";\nimport { x } from "./missing.js";\n`,
+        "engine/run.ts": `import { helper } from "./helper.js";\nexport const run = 1;\n`,
+        "engine/helper.ts": `import type { Run } from "./run.js";\nexport const helper = 2;\n`,
+        "net/pool.ts": `export interface Pool { size: number }\n`,
+        "net/types.d.ts": `export {};\n`,
+      });
       root = tree.root;
-      const write = tree.write;
-      await write("cli/main.ts", `import { run } from "../engine/run.js";\nimport type { Pool } from "../net/pool.js";\nimport yargs from "yargs";\nimport { x } from "./missing.js";\n`);
-      await write("engine/run.ts", `import { helper } from "./helper.js";\nexport const run = 1;\n`);
-      await write("engine/helper.ts", `import type { Run } from "./run.js";\nexport const helper = 2;\n`);
-      await write("net/pool.ts", `export interface Pool { size: number }\n`);
-      await write("net/types.d.ts", `export {};\n`);
     });
 
     after(() => tree.remove());

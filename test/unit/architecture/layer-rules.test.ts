@@ -9,16 +9,16 @@ describe("architecture: the layer rules", () => {
   let root: string;
 
   before(async () => {
-    tree = await fixtureTree("s3x-layer-rules-");
+    tree = await fixtureTree("s3x-layer-rules-", {
+      "cli/main.ts": `import { run } from "../engine/run.js";\nimport { keys } from "../plan/keys.js";\nimport type { Pool } from "../net/pool.js";\nimport { sign } from "../s3/sign.js";\n`,
+      "plan/keys.ts": `export const keys = 1;\n`,
+      "plan/leaky.ts": `import type { Sign } from "../s3/sign.js";\n`,
+      "engine/run.ts": `import { keys } from "../plan/keys.js";\nimport { sign } from "../s3/sign.js";\nimport { pool } from "../net/pool.js";\n`,
+      "s3/sign.ts": `import { pool } from "../net/pool.js";\nimport { run } from "../engine/run.js";\n`,
+      "net/pool.ts": `export const pool = 1;\n${"//\n".repeat(399)}`,
+      "net/long.ts": `${"//\n".repeat(401)}`,
+    });
     root = tree.root;
-    const write = tree.write;
-    await write("cli/main.ts", `import { run } from "../engine/run.js";\nimport { keys } from "../plan/keys.js";\nimport type { Pool } from "../net/pool.js";\nimport { sign } from "../s3/sign.js";\n`);
-    await write("plan/keys.ts", `export const keys = 1;\n`);
-    await write("plan/leaky.ts", `import type { Sign } from "../s3/sign.js";\n`);
-    await write("engine/run.ts", `import { keys } from "../plan/keys.js";\nimport { sign } from "../s3/sign.js";\nimport { pool } from "../net/pool.js";\n`);
-    await write("s3/sign.ts", `import { pool } from "../net/pool.js";\nimport { run } from "../engine/run.js";\n`);
-    await write("net/pool.ts", `export const pool = 1;\n${"//\n".repeat(399)}`);
-    await write("net/long.ts", `${"//\n".repeat(401)}`);
   });
 
   after(() => tree.remove());
