@@ -9,6 +9,9 @@
  *
  *   npm run build && node dist/bench/ab.js --a /tmp/x --b /tmp/y --workload list --pairs 7
  *   workloads: list (ls -r of --keys keys), download (cp -r of --files × 64 KiB), sync (no-op sync of those files)
+ *   --max-concurrent-requests N: radosgw's 'rgw max concurrent requests' (small: real 503 SlowDown)
+ *   --concurrency N: passed to s3x (requests in flight)
+ * A run that fails (s3x exits non-zero) is counted and left out of the medians.
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,6 +23,8 @@ import { arg, argText, median, runBench } from "./common.js";
 interface Sample {
   wall: number;
   cpu: number;
+  /** s3x exited 0. */
+  ok: boolean;
 }
 
 function timed(build: string, args: string[], env: NodeJS.ProcessEnv): Sample {
@@ -27,8 +32,18 @@ function timed(build: string, args: string[], env: NodeJS.ProcessEnv): Sample {
   const res = spawnSync("/usr/bin/time", ["-f", "TIME %U %S", process.execPath, join(build, "bin", "s3x.js"), ...args], { env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
   const match = /TIME (\S+) (\S+)/.exec(res.stderr);
-  if (res.status !== 0 || !match) throw new Error(`${build}: s3x ${args.join(" ")} failed (${res.status}):\n${res.stderr.slice(-2000)}`);
-  return { wall, cpu: Number(match[1]) + Number(match[2]) };
+  if (!match) throw new Error(`${build}: s3x ${args.join(" ")} did not run (${res.status}):\n${res.stderr.slice(-2000)}`);
+  if (res.status !== 0) {
+    const said = res.stderr.split("\n").filter((l) => l.trim() !== "" && !/^(TIME |Command exited)/.test(l));
+    console.log(`${build}: s3x ${args.join(" ")} exited ${res.status}: ${said.slice(0, 3).join(" | ")}`);
+  }
+  return { wall, cpu: Number(match[1]) + Number(match[2]), ok: res.status === 0 };
+}
+
+/** "median (min-max)" of the values. */
+function spread(values: number[]): string {
+  if (values.length === 0) return "-";
+  return `${median(values).toFixed(3)} (${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)})`;
 }
 
 const a = argText("a", "");
@@ -37,13 +52,15 @@ const workload = argText("workload", "list");
 const pairs = arg("pairs", 7);
 const keys = arg("keys", 10_000);
 const files = arg("files", 2000);
+const maxConcurrentRequests = arg("max-concurrent-requests", 0);
+const concurrency = arg("concurrency", 0);
 if (!a || !b) throw new Error("--a DIR and --b DIR are required");
 
 runBench(async (server, dir) => {
   const client = new S3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true, credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey } });
   await client.send(new CreateBucketCommand({ Bucket: "abtest" }));
   const env = { ...process.env, AWS_ACCESS_KEY_ID: server.accessKeyId, AWS_SECRET_ACCESS_KEY: server.secretAccessKey, AWS_REGION: server.region, AWS_ENDPOINT_URL: server.endpoint };
-  const quiet = ["--no-progress", "--quiet"];
+  const quiet = ["--no-progress", "--quiet", ...(concurrency > 0 ? ["--concurrency", String(concurrency)] : [])];
   let command: (run: string) => string[];
   if (workload === "list") {
     for (let i = 0; i < keys; i += 100) {
@@ -69,12 +86,15 @@ runBench(async (server, dir) => {
       await rm(join(dir, `${side}${pair}`), { recursive: true, force: true });
     }
     results.push(row);
-    console.log(`pair ${pair + 1}: A ${row.a.wall.toFixed(3)} s ${row.a.cpu.toFixed(2)} CPU-s | B ${row.b.wall.toFixed(3)} s ${row.b.cpu.toFixed(2)} CPU-s`);
+    const mark = (x: Sample) => (x.ok ? "" : " FAILED");
+    console.log(`pair ${pair + 1}: A ${row.a.wall.toFixed(3)} s ${row.a.cpu.toFixed(2)} CPU-s${mark(row.a)} | B ${row.b.wall.toFixed(3)} s ${row.b.cpu.toFixed(2)} CPU-s${mark(row.b)}`);
   }
-  const m = (f: (r: { a: Sample; b: Sample }) => number) => median(results.map(f)).toFixed(3);
+  const ok = (side: "a" | "b") => results.filter((r) => r[side].ok).map((r) => r[side]);
+  const both = results.filter((r) => r.a.ok && r.b.ok);
   console.log(`\n${workload}, ${pairs} interleaved pairs — A: ${a}, B: ${b}`);
-  console.log("| | wall s (median) | client CPU-s (median) |\n|---|---|---|");
-  console.log(`| A | ${m((r) => r.a.wall)} | ${m((r) => r.a.cpu)} |`);
-  console.log(`| B | ${m((r) => r.b.wall)} | ${m((r) => r.b.cpu)} |`);
-  console.log(`| B − A per pair (median) | ${m((r) => r.b.wall - r.a.wall)} | ${m((r) => r.b.cpu - r.a.cpu)} |`);
-});
+  console.log("| | runs ok | wall s, median (min-max) | client CPU-s, median (min-max) |\n|---|---|---|---|");
+  console.log(`| A | ${ok("a").length}/${pairs} | ${spread(ok("a").map((r) => r.wall))} | ${spread(ok("a").map((r) => r.cpu))} |`);
+  console.log(`| B | ${ok("b").length}/${pairs} | ${spread(ok("b").map((r) => r.wall))} | ${spread(ok("b").map((r) => r.cpu))} |`);
+  console.log(`| B − A per pair | ${both.length} pairs | ${spread(both.map((r) => r.b.wall - r.a.wall))} | ${spread(both.map((r) => r.b.cpu - r.a.cpu))} |`);
+  console.log(`B used more CPU in ${both.filter((r) => r.b.cpu > r.a.cpu).length} of ${both.length} pairs, more wall time in ${both.filter((r) => r.b.wall > r.a.wall).length}.`);
+}, maxConcurrentRequests > 0 ? { maxConcurrentRequests } : {});

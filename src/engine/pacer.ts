@@ -16,6 +16,18 @@
  *    ever needed the limit disappears. Throttles of attempts that started
  *    before the last decrease do not count again: they were sent under the
  *    old limit.
+ *
+ * Why not the SDK's StandardRetryStrategy (@smithy/core 3.41, whose retry
+ * middleware s3/client.ts removes): it decides retries of SDK commands, and
+ * most of s3x's requests are its own (s3/direct.ts) with per-attempt resume
+ * and routing (engine/retry.ts). It has no limit on attempts in flight, and
+ * its bucket differs (3 attempts; 14 tokens per transient or 5xx retry, 5 per
+ * throttle; 50 ms / 1 s backoff bases; its backoff sleep ignores any abort
+ * signal). The limit is what matters under SlowDown: 1,000 × 64 KiB
+ * downloads at --concurrency 64 from a radosgw allowing 8 requests at once
+ * (bench/ab.ts, 2 runs of 5 interleaved pairs) all finished with it (10 of
+ * 10; client CPU-s medians 3.23 and 3.05), while with the bucket and backoff
+ * alone 8 of 10 failed (exit 1: objects not transferred).
  */
 export type FailureKind = "throttle" | "server" | "transient" | "other";
 

@@ -18,8 +18,8 @@ import { extraHeaders, type RequestKind } from "./request-headers.js";
  * GetObject, HeadObject, PutObject, CreateMultipartUpload or CopyObject for a bucket, s3x knows where that
  * bucket's keys live (scheme, host, port, path before the key, signing
  * region) and builds the next such requests itself: the same headers,
- * signed with the SDK's credentials by s3x's SigV4 (s3/sigv4.ts, checked
- * against the SDK's signer), sent through the same request handler (s3x's
+ * signed with the SDK's credentials and signer (s3/sigv4.ts), sent
+ * through the same request handler (s3x's
  * pools and fan-out).
  *
  * What is learned is checked: only a request whose path ends in the key as
@@ -193,7 +193,7 @@ async function directRequest(
   };
   const credentials = await config.credentials();
   // The SDK's clock correction (learnt from a RequestTimeTooSkewed answer) applies here too.
-  signHeaders(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
+  await signHeaders(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
   const signed = new HttpRequest({ protocol: route.protocol, hostname: route.hostname, port: route.port, method, path, query, headers: sent, body });
   if (routing) attachRouting(signed, routing);
   // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).

@@ -40,6 +40,6 @@ export async function presignGet(client: S3Client, ref: ObjectRef, expiresIn: nu
   const path = `${basePath}${pathStyle ? `/${ref.bucket}` : ""}/${encodeKey(ref.key)}`;
   const defaultPort = (protocol === "https:" && port === 443) || (protocol === "http:" && port === 80);
   const host = port === undefined || defaultPort ? hostname : `${hostname}:${port}`;
-  const query = presignedQuery("GET", host, path, credentials, region, "s3", nowMs + (config.systemClockOffset ?? 0), expiresIn);
+  const query = await presignedQuery("GET", host, path, credentials, region, "s3", nowMs + (config.systemClockOffset ?? 0), expiresIn);
   return `${protocol}//${host}${path}?${queryString(query)}`;
 }

@@ -1,23 +1,22 @@
-import { createHmac, hash } from "node:crypto";
+import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { HttpRequest } from "@smithy/core/protocols";
+import { SignatureV4 } from "@smithy/signature-v4";
+import type { SourceData } from "@smithy/types";
 
 /**
- * AWS Signature Version 4 in the Authorization header, for the requests s3x
- * builds itself (s3/direct.ts): object GETs and PUTs, and UploadPart's
- * partNumber/uploadId query.
+ * AWS Signature Version 4 for the requests s3x builds itself (s3/direct.ts:
+ * object GETs and PUTs, UploadPart's partNumber/uploadId query) and for
+ * presigned URLs (s3/presign.ts), by the SDK's own signer,
+ * @smithy/signature-v4, one per credentials, region and service so its
+ * signing-key cache is kept.
  *
- * Why not the SDK's signer: per request it formats the date through
- * `iso8601`, clones the request, and HMACs the credentials to look up its
- * signing-key cache, ~0.15 ms of CPU that thousands of small objects pay
- * again and again (profile of 2,000 × 64 KiB downloads). Here the signing
- * key is derived once per credentials, day and region, and the timestamp
- * string once per second; a request costs one SHA-256 of its canonical form
- * and one HMAC, both by one-shot hashes (RequestHmac). The unit tests check
- * it against AWS's published vectors (sigv4-vectors.test.ts) and random
- * requests against the SDK's signer. End to end (bench/ab.ts, 2,000 × 64
- * KiB downloads, 5 interleaved pairs, load average 15-40): client CPU-s
- * median 6.87 here against 7.65 with @smithy/signature-v4 (one signer per
- * credentials and region, its key cached), lower in 4 pairs of 5; noisy,
- * to be measured again on a quiet machine.
+ * s3x had a hand-written signer here (one-shot hashes over precomputed HMAC
+ * pads). Signing alone it cost 16 µs of CPU per request against the
+ * library's 82 (bench/sign.ts, 9 interleaved rounds of 2,000), but end to
+ * end the difference drowned in noise: 2,000 × 64 KiB downloads (bench/ab.ts,
+ * one radosgw, load average ~20), three runs of 7, 5 and 9 interleaved
+ * pairs, per-pair library-minus-own client CPU-s medians +1.00, -0.10 and
+ * -0.01; the library cost more in 12 pairs of 21. So the library signs.
  */
 
 export interface SigningCredentials {
@@ -26,114 +25,55 @@ export interface SigningCredentials {
   sessionToken?: string;
 }
 
-/** Headers a proxy may change on the way, which SigV4 never signs (the SDK's list; proxy-* and sec-* too). */
-const UNSIGNED_HEADERS = new Set([
-  "authorization",
-  "cache-control",
-  "connection",
-  "expect",
-  "from",
-  "keep-alive",
-  "max-forwards",
-  "pragma",
-  "referer",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "user-agent",
-  "x-amzn-trace-id",
-]);
-
-/** Derived signing keys, by credentials object, then "day/region/service". */
-const signingKeys = new WeakMap<SigningCredentials, Map<string, RequestHmac>>();
-let stampSecond = -1;
-let stamp = "";
-
-/** "20261123T221500Z" for a time in milliseconds; recomputed once per second. */
-export function amzDate(nowMs: number): string {
-  const second = Math.floor(nowMs / 1000);
-  if (second !== stampSecond) {
-    const iso = new Date(second * 1000).toISOString(); // 2026-11-23T22:15:00.000Z
-    stamp = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
-    stampSecond = second;
-  }
-  return stamp;
-}
-
-function signingKey(credentials: SigningCredentials, day: string, region: string, service: string): RequestHmac {
-  let keys = signingKeys.get(credentials);
-  if (!keys) signingKeys.set(credentials, (keys = new Map()));
-  const scope = `${day}/${region}/${service}`;
-  let key = keys.get(scope);
-  if (!key) {
-    const dateKey = hmac(`AWS4${credentials.secretAccessKey}`, day);
-    key = new RequestHmac(hmac(hmac(hmac(dateKey, region), service), "aws4_request"));
-    // A run needs one key per region and day: older days are dropped as they pass.
-    if (keys.size >= 8) keys.clear();
-    keys.set(scope, key);
-  }
-  return key;
-}
-
-function hmac(key: string | Buffer, data: string): Buffer {
-  return createHmac("sha256", key).update(data, "utf8").digest();
-}
-
-const HMAC_BLOCK = 64;
-
-/**
- * HMAC-SHA256 (RFC 2104) with one key for many messages, computed as two
- * one-shot hashes over the key's precomputed pads. Node 20 has no one-shot
- * HMAC, and createHmac builds a key object and a hash context per call:
- * ~9 µs per request against ~2 µs here (2,000 signatures, cold code).
- */
-export class RequestHmac {
-  /** The key XOR ipad, then room for the message. */
-  private inner = Buffer.alloc(HMAC_BLOCK + 256);
-  /** The key XOR opad, then the inner digest. */
-  private readonly outer = Buffer.alloc(HMAC_BLOCK + 32);
-
-  constructor(key: Buffer) {
-    const block = key.length > HMAC_BLOCK ? hash("sha256", key, "buffer") : key;
-    for (let i = 0; i < HMAC_BLOCK; i++) {
-      const byte = i < block.length ? block[i] : 0;
-      this.inner[i] = byte ^ 0x36;
-      this.outer[i] = byte ^ 0x5c;
-    }
-  }
-
-  hex(message: string): string {
-    const length = Buffer.byteLength(message, "utf8");
-    if (HMAC_BLOCK + length > this.inner.length) {
-      const grown = Buffer.alloc(HMAC_BLOCK + length);
-      this.inner.copy(grown, 0, 0, HMAC_BLOCK);
-      this.inner = grown;
-    }
-    this.inner.write(message, HMAC_BLOCK, "utf8");
-    hash("sha256", this.inner.subarray(0, HMAC_BLOCK + length), "buffer").copy(this.outer, HMAC_BLOCK);
-    return hash("sha256", this.outer, "hex");
-  }
-}
-
 /** Query parameters, unencoded; a name given several times has a list of values. */
 export type QueryParameters = Record<string, string | string[]>;
 
-/** What SigV4 signs of a request, and the signature's parts (for tests against AWS's published vectors). */
-export interface SignedParts {
-  canonicalRequest: string;
-  stringToSign: string;
-  authorization: string;
+/** SHA-256 and HMAC-SHA256 for the SDK's signer, from Node's crypto (as the SDK's own on Node). */
+export class NodeSha256 {
+  private readonly hash: Hash | Hmac;
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash("sha256") : createHmac("sha256", sourceBytes(secret));
+  }
+  update(data: SourceData): void {
+    this.hash.update(sourceBytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return this.hash.digest();
+  }
+}
+
+function sourceBytes(data: SourceData): string | Buffer {
+  if (typeof data === "string") return data;
+  return ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+}
+
+/** Signers by credentials object, then "region/service". */
+const signers = new WeakMap<SigningCredentials, Map<string, SignatureV4>>();
+
+function signerFor(credentials: SigningCredentials, region: string, service: string): SignatureV4 {
+  let byScope = signers.get(credentials);
+  if (!byScope) signers.set(credentials, (byScope = new Map()));
+  const scope = `${region}/${service}`;
+  let signer = byScope.get(scope);
+  if (!signer) {
+    // S3 signs the path as sent (no second encoding); the payload hash is the caller's (x-amz-content-sha256).
+    signer = new SignatureV4({ credentials, region, service, sha256: NodeSha256, uriEscapePath: false, applyChecksum: false });
+    byScope.set(scope, signer);
+  }
+  return signer;
+}
+
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  return Object.entries(headers).find(([n]) => n.toLowerCase() === name)?.[1];
 }
 
 /**
  * Adds x-amz-date, x-amz-security-token (temporary credentials) and
  * Authorization to `headers`, which must already hold host and
- * x-amz-content-sha256. `path` is the URI path exactly as sent (S3 signs it
- * as is, without normalising or encoding it again); `query` the request's
- * query parameters, unencoded. Returns what was signed.
+ * x-amz-content-sha256. `path` is the URI path exactly as sent; `query` the
+ * request's query parameters, unencoded.
  */
-export function signHeaders(
+export async function signHeaders(
   method: string,
   path: string,
   headers: Record<string, string>,
@@ -142,56 +82,39 @@ export function signHeaders(
   service: string,
   nowMs: number,
   query: QueryParameters = {},
-): SignedParts {
-  const payloadHash = Object.entries(headers).find(([name]) => name.toLowerCase() === "x-amz-content-sha256")?.[1];
-  if (payloadHash === undefined) throw new Error("signHeaders: x-amz-content-sha256 must be set");
-  return signRequest(method, path, headers, payloadHash, credentials, region, service, nowMs, query);
+): Promise<void> {
+  if (headerValue(headers, "x-amz-content-sha256") === undefined) throw new Error("signHeaders: x-amz-content-sha256 must be set");
+  await signWithPayloadHeader(method, path, headers, credentials, region, service, nowMs, query);
 }
 
 /**
- * signHeaders for a payload whose hash is not sent as a header (SigV4's
- * generic form, as in AWS's test suite): signs `headers` as they are, plus
- * x-amz-date (and x-amz-security-token), and returns what was signed.
+ * signHeaders without S3's rule that the payload hash is a header: with no
+ * x-amz-content-sha256 the payload is the empty one (SigV4's generic form,
+ * as in AWS's test suite).
  */
-export function signRequest(
+export async function signWithPayloadHeader(
   method: string,
   path: string,
   headers: Record<string, string>,
-  payloadHash: string,
   credentials: SigningCredentials,
   region: string,
   service: string,
   nowMs: number,
   query: QueryParameters = {},
-): SignedParts {
-  const date = amzDate(nowMs);
-  const day = date.slice(0, 8);
-  headers["x-amz-date"] = date;
-  if (credentials.sessionToken) headers["x-amz-security-token"] = credentials.sessionToken;
-  const values = new Map<string, string>();
-  for (const name in headers) {
-    const lower = name.toLowerCase();
-    if (UNSIGNED_HEADERS.has(lower) || lower.startsWith("proxy-") || lower.startsWith("sec-")) continue;
-    values.set(lower, headers[name].trim().replace(/\s+/g, " "));
+): Promise<void> {
+  const host = headerValue(headers, "host") ?? "";
+  const request = new HttpRequest({ method, protocol: "https:", hostname: host, path, query: { ...query }, headers: { ...headers } });
+  const signed = await signerFor(credentials, region, service).sign(request, { signingDate: new Date(nowMs) });
+  for (const name of ["authorization", "x-amz-date", "x-amz-security-token"]) {
+    const value = signed.headers[name];
+    if (value !== undefined) headers[name] = value;
   }
-  const names = [...values.keys()].sort();
-  let canonicalHeaders = "";
-  for (const name of names) canonicalHeaders += `${name}:${values.get(name)}\n`;
-  const signedHeaders = names.join(";");
-  const canonicalRequest = `${method}\n${path}\n${canonicalQuery(query)}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
-  const scope = `${day}/${region}/${service}/aws4_request`;
-  const stringToSign = `AWS4-HMAC-SHA256\n${date}\n${scope}\n${hash("sha256", canonicalRequest, "hex")}`;
-  const signature = signingKey(credentials, day, region, service).hex(stringToSign);
-  const authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
-  headers.authorization = authorization;
-  return { canonicalRequest, stringToSign, authorization };
 }
 
 /**
- * Query parameters as SigV4 signs them: names and values URI-encoded
- * (RFC 3986), sorted by encoded name, then by encoded value (a name given
- * twice), each by code point. Not as whole `name=value` strings: "a-b=1"
- * sorts before "a=2" as text ('-' < '='), but name "a" comes first.
+ * Query parameters as SigV4 signs them, which is also how a URL carries them:
+ * names and values URI-encoded (RFC 3986), sorted by encoded name, then by
+ * encoded value, each by code point.
  */
 export function canonicalQuery(query: QueryParameters): string {
   const pairs: [string, string][] = [];
@@ -204,6 +127,7 @@ export function canonicalQuery(query: QueryParameters): string {
   pairs.sort(([nameA, valueA], [nameB, valueB]) => (nameA < nameB ? -1 : nameA > nameB ? 1 : valueA < valueB ? -1 : valueA > valueB ? 1 : 0));
   return pairs.map(([name, value]) => `${name}=${value}`).join("&");
 }
+
 /** encodeURIComponent plus the RFC 3986 reserved !'()*, as SigV4 and S3 key paths want them. */
 export function uriEncode(text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
@@ -212,10 +136,10 @@ export function uriEncode(text: string): string {
 /**
  * The query parameters of a presigned URL (SigV4 in the query string): the
  * URL's holder may send `method` to `path` on `host` until `expiresIn`
- * seconds after `nowMs`, without credentials. Only Host is signed, and the
- * payload is UNSIGNED-PAYLOAD, as the SDK's presigner does.
+ * seconds after `nowMs`, without credentials. As the SDK's S3 presigner:
+ * only Host is signed, and the payload is UNSIGNED-PAYLOAD.
  */
-export function presignedQuery(
+export async function presignedQuery(
   method: string,
   host: string,
   path: string,
@@ -224,21 +148,12 @@ export function presignedQuery(
   service: string,
   nowMs: number,
   expiresIn: number,
-): Record<string, string> {
-  const date = amzDate(nowMs);
-  const day = date.slice(0, 8);
-  const scope = `${day}/${region}/${service}/aws4_request`;
-  const query: Record<string, string> = {
-    "X-Amz-Algorithm": "AWS4-HMAC-SHA256",
-    "X-Amz-Credential": `${credentials.accessKeyId}/${scope}`,
-    "X-Amz-Date": date,
-    "X-Amz-Expires": String(expiresIn),
-    "X-Amz-SignedHeaders": "host",
-  };
-  if (credentials.sessionToken) query["X-Amz-Security-Token"] = credentials.sessionToken;
-  const canonicalRequest = `${method}\n${path}\n${canonicalQuery(query)}\nhost:${host}\n\nhost\nUNSIGNED-PAYLOAD`;
-  const stringToSign = `AWS4-HMAC-SHA256\n${date}\n${scope}\n${hash("sha256", canonicalRequest, "hex")}`;
-  query["X-Amz-Signature"] = signingKey(credentials, day, region, service).hex(stringToSign);
+): Promise<Record<string, string>> {
+  const request = new HttpRequest({ method, protocol: "https:", hostname: host, path, query: {}, headers: { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" } });
+  const unsigned = new Set(["x-amz-content-sha256"]);
+  const signed = await signerFor(credentials, region, service).presign(request, { signingDate: new Date(nowMs), expiresIn, unhoistableHeaders: unsigned, unsignableHeaders: unsigned });
+  const query: Record<string, string> = {};
+  for (const [name, value] of Object.entries(signed.query ?? {})) if (typeof value === "string") query[name] = value;
   return query;
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { canonicalQuery, signHeaders, signRequest, type QueryParameters, type SigningCredentials } from "../../../src/s3/sigv4.js";
+import { canonicalQuery, signHeaders, signWithPayloadHeader, type QueryParameters, type SigningCredentials } from "../../../src/s3/sigv4.js";
 
 /**
  * AWS's published SigV4 vectors, transcribed as data (inputs and expected
@@ -31,6 +31,7 @@ interface Vector {
   region: string;
   service: string;
   at: string;
+  /** Published with the vector; kept for whoever debugs a mismatch (the library keeps its own internal). */
   canonicalRequest?: string;
   stringToSign?: string;
   /** The whole Authorization header, or only its Signature and SignedHeaders for the S3 examples (published without spaces after commas). */
@@ -237,16 +238,20 @@ const VECTORS: Vector[] = [
 ];
 
 describe("s3/sigv4: AWS's published SigV4 vectors", () => {
-  for (const v of VECTORS) {
-    it(`${v.name} (${v.source})`, () => {
-      const headers = { ...v.headers };
+  // The signer is @smithy/signature-v4 as s3x configures it. Its canonical request and string to sign
+  // are internal: the Authorization header (or its Signature) is what is checked. Left out: the POST
+  // form vector, whose payload is a body (s3x passes its payload's hash in x-amz-content-sha256), and
+  // the S3 PUT example, which signs a Date header that the library drops as one it generates (s3x
+  // sends no Date header).
+  const checked = VECTORS.filter((v) => (v.payloadHash === undefined || v.payloadHash === EMPTY_SHA256) && !Object.keys(v.headers).some((h) => h.toLowerCase() === "date"));
+  it("leaves out only the two vectors it cannot take", () => assert.equal(checked.length, VECTORS.length - 2));
+
+  for (const v of checked) {
+    it(`${v.name} (${v.source})`, async () => {
+      const headers: Record<string, string> = { ...v.headers };
       const at = Date.parse(v.at);
-      const signed =
-        v.payloadHash === undefined
-          ? signHeaders(v.method, v.path, headers, v.credentials, v.region, v.service, at, v.query)
-          : signRequest(v.method, v.path, headers, v.payloadHash, v.credentials, v.region, v.service, at, v.query);
-      if (v.canonicalRequest !== undefined) assert.equal(signed.canonicalRequest, v.canonicalRequest);
-      if (v.stringToSign !== undefined) assert.equal(signed.stringToSign, v.stringToSign);
+      if (v.payloadHash === undefined) await signHeaders(v.method, v.path, headers, v.credentials, v.region, v.service, at, v.query);
+      else await signWithPayloadHeader(v.method, v.path, headers, v.credentials, v.region, v.service, at, v.query);
       if (v.authorization !== undefined) assert.equal(headers.authorization, v.authorization);
       if (v.signature !== undefined) assert.equal(/Signature=([0-9a-f]{64})$/.exec(headers.authorization)?.[1], v.signature);
       if (v.signedHeaders !== undefined) assert.equal(/SignedHeaders=([^,]+),/.exec(headers.authorization)?.[1], v.signedHeaders);
