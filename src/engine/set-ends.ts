@@ -47,7 +47,7 @@ export class LocalTreeSource implements SetSource<string> {
     const problems: SourceProblem[] = [];
     const walk = walkFiles(this.name, {
       followSymlinks: this.followSymlinks,
-      onProblem: (p) => problems.push({ shown: join(this.name, p.relativePath), message: p.message }),
+      onProblem: (p) => problems.push({ shown: join(this.name, p.relativePath), message: p.message, relativePath: p.relativePath }),
       mayBlock: nothingInFlight(this.ctx),
     });
     for await (const file of walk) {

@@ -32,6 +32,12 @@ export interface SourceProblem {
   /** How the output names the unread part. */
   shown: string;
   message: string;
+  /**
+   * The unread part relative to the source ("." for its root): --delete
+   * leaves whatever the destination holds under it, since nobody knows
+   * whether the source still has it. Absent: the whole source is in doubt.
+   */
+  relativePath?: string;
 }
 
 export type SourceItem<Ref> = { entry: SetEntry<Ref> } | { problem: SourceProblem };
@@ -118,12 +124,22 @@ export function directionOf(source: { side: "local" | "s3" }, destination: { sid
 export async function* planSet<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, rules: SetRules): AsyncGenerator<SetAction<Ref, Target>> {
   const direction = directionOf(source, destination);
   const problems: SetAction<Ref, Target>[] = [];
+  const unread: SourceProblem[] = [];
   let entries: AsyncIterable<SetEntry<Ref>> | Iterable<SetEntry<Ref>>;
   if (rules.compare && destination.prepare) {
     const [, items] = await Promise.all([destination.prepare(), collect(source.items())]);
-    for (const item of items) if ("problem" in item) yield problemAction(item.problem);
+    for (const item of items) {
+      if (!("problem" in item)) continue;
+      unread.push(item.problem);
+      yield problemAction(item.problem);
+    }
     entries = items.flatMap((item) => ("entry" in item ? [item.entry] : []));
-  } else entries = streamEntries(source.items(), (problem) => problems.push(problemAction(problem)));
+  } else {
+    entries = streamEntries(source.items(), (problem) => {
+      unread.push(problem);
+      problems.push(problemAction(problem));
+    });
+  }
   const seen = new Set<string>();
   for await (const entry of entries) {
     yield* problems.splice(0);
@@ -131,7 +147,7 @@ export async function* planSet<Ref, Target>(source: SetSource<Ref>, destination:
     if (action) yield action;
   }
   yield* problems.splice(0);
-  if (rules.delete) yield* deletions(source, destination, rules, seen);
+  if (rules.delete) yield* deletions(source, destination, rules, seen, unread);
 }
 
 /** One entry's action, or none when the filters exclude it. */
@@ -154,11 +170,27 @@ async function decide<Ref, Target>(
   return { kind: "transfer", ...ends, dryrun: rules.dryrun };
 }
 
-/** --delete: what the destination holds that the source did not, never what the filters exclude, and only after a whole source. */
-async function* deletions<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, rules: SetRules, seen: Set<string>): AsyncGenerator<SetAction<Ref, Target>> {
+/**
+ * --delete: what the destination holds that the source did not, never what
+ * the filters exclude or what lies under a part of the source that could
+ * not be read (an unreadable directory's files are not known to be gone),
+ * and only after a whole source.
+ */
+async function* deletions<Ref, Target>(
+  source: SetSource<Ref>,
+  destination: SetDestination<Target>,
+  rules: SetRules,
+  seen: Set<string>,
+  unread: readonly SourceProblem[],
+): AsyncGenerator<SetAction<Ref, Target>> {
   if (!source.whole) throw new Error(`sync --delete: the listing of ${source.name} was not read to its end; nothing was deleted`);
+  if (unread.some((problem) => problem.relativePath === undefined || problem.relativePath === ".")) {
+    throw new Error(`sync --delete: ${source.name} could not be read whole; nothing was deleted`);
+  }
+  const unreadPrefixes = unread.map((problem) => `${problem.relativePath}/`);
+  const underUnread = (path: string) => unread.some((problem) => path === problem.relativePath) || unreadPrefixes.some((prefix) => path.startsWith(prefix));
   for await (const held of destination.entries()) {
-    if (seen.has(held.relativePath) || !isIncluded(rules.filters, held.relativePath)) continue;
+    if (seen.has(held.relativePath) || !isIncluded(rules.filters, held.relativePath) || underUnread(held.relativePath)) continue;
     yield { kind: "delete", target: held.target, shown: held.shown, dryrun: rules.dryrun };
   }
 }

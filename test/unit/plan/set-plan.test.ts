@@ -31,7 +31,7 @@ class MemorySource implements SetSource<string> {
   async *items(): AsyncGenerator<SourceItem<string>> {
     this.reads++;
     for (const item of this.items_) {
-      if ("problem" in item) yield { problem: { shown: join(this.name, item.problem), message: `cannot read: EACCES` } };
+      if ("problem" in item) yield { problem: { shown: join(this.name, item.problem), message: `cannot read: EACCES`, relativePath: item.problem } };
       else yield { entry: { relativePath: item.path, size: item.size, mtimeMs: item.mtimeMs ?? T, ref: item.path } };
     }
     if (this.readToEnd) this.whole = true;
@@ -222,6 +222,18 @@ describe("plan/set-plan: one planner for every direction", () => {
       const tree = new MemoryTree([{ path: "kept", size: 1 }, { path: "stale", size: 1 }, { path: "sub/stale", size: 1 }]);
       const actions = await plan(new MemorySource("s3", [{ path: "kept", size: 1 }, { path: "new", size: 1 }]), tree, rules({ compare: true, delete: true }));
       assert.deepEqual(summary(actions), ["skip s3://src/p/kept", `transfer s3://src/p/new -> ${join("dest", "new")}`, `delete ${join("dest", "stale")}`, `delete ${join("dest", "sub/stale")}`]);
+    });
+
+    it("leaves what lies under a part of the source it could not read (an unreadable directory's files are not known to be gone)", async () => {
+      const dest = new MemoryPrefix([{ path: "kept", size: 1 }, { path: "locked/a", size: 1 }, { path: "locked/deep/b", size: 1 }, { path: "locked", size: 1 }, { path: "lockedness", size: 1 }]);
+      const source = new MemorySource("local", [{ path: "kept", size: 1 }, { problem: "locked" }]);
+      const actions = await plan(source, dest, rules({ compare: true, delete: true }));
+      assert.deepEqual(summary(actions).filter((line) => line.startsWith("delete")), ["delete s3://dst/q/lockedness"]);
+    });
+
+    it("deletes nothing when the source's root itself could not be read", async () => {
+      const dest = new MemoryPrefix([{ path: "a", size: 1 }]);
+      await assert.rejects(plan(new MemorySource("local", [{ problem: "." }]), dest, rules({ compare: true, delete: true })), /could not be read whole; nothing was deleted/);
     });
 
     it("counts a key as present under the path it lands on (a//b and a/./b are a/b)", async () => {
