@@ -261,6 +261,18 @@ async function guessContentType(fileName: string): Promise<string | false> {
 
 export function parseMetadata(text: string | undefined): Record<string, string> | undefined {
   if (text === undefined) return undefined;
+  const metadata = readMetadata(text);
+  // HTTP headers carry ASCII: S3 cannot store anything else as x-amz-meta-*
+  // (aws-cli refuses it the same way, before sending).
+  for (const [key, value] of Object.entries(metadata)) {
+    if (!/^[\x20-\x7e]*$/.test(key) || !/^[\x20-\x7e\t]*$/.test(value)) {
+      throw new UsageError(`--metadata ${key}: S3 metadata can hold only printable ASCII characters, got ${JSON.stringify(value)}`);
+    }
+  }
+  return metadata;
+}
+
+function readMetadata(text: string): Record<string, string> {
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
     let parsed: unknown;

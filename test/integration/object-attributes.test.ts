@@ -188,6 +188,9 @@ describe("object attributes: headers, ACL, encryption, request payer (integratio
       [["--expires", "someday"], /--expires "someday" is not a date/],
       [["--request-payer", "owner"], /--request-payer must be requester/],
       [["--metadata-directive", "MERGE"], /--metadata-directive must be COPY or REPLACE/],
+      // Not ASCII: it used to be sent and fail with SignatureDoesNotMatch.
+      [["--metadata", "k=café"], /--metadata k: S3 metadata can hold only printable ASCII characters/],
+      [["--metadata", '{"naïve":"v"}'], /--metadata naïve: S3 metadata can hold only printable ASCII/],
     ];
     for (const [args, message] of cases) {
       const res = await s3x(["cp", src, `s3://${bucket}/bad/x.bin`, ...args]);
