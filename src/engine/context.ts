@@ -1,6 +1,7 @@
 import { getMaxListeners, setMaxListeners } from "node:events";
 import type { S3Client } from "@aws-sdk/client-s3";
 import PQueue from "p-queue";
+import { TailHedger } from "./hedge.js";
 import { MemoryBudget } from "./memory.js";
 import type { RetryHooks, RetryPolicy } from "./retry.js";
 import type { RequestFailure } from "../s3/errors.js";
@@ -32,8 +33,8 @@ export interface EngineStats {
 
 /**
  * Everything the transfers of one command share: the S3 client, one request
- * queue (the global concurrency limit), one memory budget, the retry policy
- * and the cancellation signal. As in aws-c-s3, the client side owns
+ * queue (the global concurrency limit), one memory budget, the retry policy,
+ * the tail hedger and the cancellation signal. As in aws-c-s3, the client side owns
  * scheduling and memory; each object transfer only asks for slots and buffers.
  */
 export interface TransferContext {
@@ -41,6 +42,8 @@ export interface TransferContext {
   queue: PQueue;
   memory: MemoryBudget;
   retry: RetryPolicy;
+  /** Judges when the transfer is at its tail and keeps the budget of hedged duplicates (engine/hedge.ts). */
+  hedger: TailHedger;
   signal: AbortSignal;
   progress: ProgressListener;
   stats: EngineStats;
@@ -68,11 +71,13 @@ export interface ContextOptions {
 }
 
 export function createContext(options: ContextOptions): TransferContext {
+  const queue = new PQueue({ concurrency: options.concurrency });
   return {
     client: options.client,
-    queue: new PQueue({ concurrency: options.concurrency }),
+    queue,
     memory: new MemoryBudget(options.maxMemory),
     retry: options.retry,
+    hedger: new TailHedger(queue, options.retry.pacer),
     signal: options.signal,
     progress: options.progress ?? { addTotal() {}, addDone() {} },
     stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0, unconfirmedChecksums: 0 },

@@ -534,7 +534,7 @@ function fetchRange(
     // Fan-out hook (engine/hedge.ts): at the transfer's tail a straggling
     // range may get a duplicate elsewhere, written to a scratch buffer and
     // copied in only if it wins.
-    rangeHedge<RangeResult>(ctx, {
+    rangeHedge<RangeResult>(ctx.hedger, ctx.memory, {
       length: end - start + 1,
       received: () => received,
       fetch: (from, scratch, onBytes) => {

@@ -142,7 +142,7 @@ export async function multipartUpload(
           answered();
           throw err;
         }
-      }, hooks, repeatHedge<string>(ctx, body.length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
+      }, hooks, repeatHedge<string>(ctx.hedger, body.length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
     } finally {
       if (probe) support.learn(checksum, echoed);
     }
