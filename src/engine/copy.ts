@@ -11,7 +11,7 @@ import {
   type StorageSettings,
 } from "../s3/operations.js";
 import { childController, queued, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
-import { abortQuietly } from "./upload.js";
+import { abortQuietly } from "./multipart-commit.js";
 import { RequestError, withRetries } from "./retry.js";
 import { describeFailure } from "../s3/errors.js";
 import { TaskGroup } from "./task-group.js";

@@ -5,12 +5,13 @@ import { ObjectScope, queued, type TransferContext } from "./context.js";
 import { fetchRanges, landFirst } from "./download/parts.js";
 import { fetchRange, headWithRetries } from "./download/range-fetch.js";
 import { previousDownload, resumeDownload } from "./download/resume.js";
-import { describe, type DownloadOptions, type DownloadResult, type Run } from "./download/run.js";
+import type { DownloadOptions, DownloadResult, Run } from "./download/run.js";
 import { ChecksumMismatchError, etagMd5, verifierFor, verify } from "./download/verification.js";
 import { isInterruption } from "./resume/interruption.js";
 import { RequestError } from "./retry.js";
 import type { DownloadSink } from "./sinks/download-sink.js";
 import { TaskGroup } from "./task-group.js";
+import { s3Url } from "./object-url.js";
 
 export type { DownloadOptions, DownloadResult } from "./download/run.js";
 export { ChecksumMismatchError } from "./download/verification.js";
@@ -77,7 +78,7 @@ async function downloadOnce(ctx: TransferContext, ref: ObjectRef, sink: Download
       const partial = await sink.previous(true); // its lock is released: read, never re-take it
       if (partial) {
         ctx.notify(
-          `kept the partial download of ${describe(ref)} (${coveredBytes(partial.done)} of ${partial.identity.size} bytes in ${partial.location}): ` +
+          `kept the partial download of ${s3Url(ref)} (${coveredBytes(partial.done)} of ${partial.identity.size} bytes in ${partial.location}): ` +
             `run the same command with --resume to finish it`,
         );
       }
@@ -113,7 +114,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   }
   if (!first.ranged && first.objectSize > firstSize) {
     ctx.memory.release(firstBuffer);
-    throw new Error(`GET ${describe(ref)}: the server ignored the Range header`);
+    throw new Error(`GET ${s3Url(ref)}: the server ignored the Range header`);
   }
   const size = first.objectSize;
   if (first.bytes < size) run.scope.split();
@@ -142,7 +143,7 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
 
 async function downloadEmpty(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, signal: AbortSignal): Promise<DownloadResult> {
   const info = await headWithRetries(ctx, ref, signal);
-  if (info.size !== 0) throw new Error(`GET ${describe(ref)}: range not satisfiable for an object of ${info.size} bytes`);
+  if (info.size !== 0) throw new Error(`GET ${s3Url(ref)}: range not satisfiable for an object of ${info.size} bytes`);
   await sink.open(0, { etag: info.etag, size: 0 }, false);
   await sink.commit({ lastModified: info.lastModified });
   return { size: 0, etag: info.etag, lastModified: info.lastModified };

@@ -3,7 +3,7 @@ import { retryHooks, type TransferContext } from "../context.js";
 import { rangeHedge } from "../hedge.js";
 import type { RangeSlices } from "../range-slices.js";
 import { withRetries } from "../retry.js";
-import { describe } from "./run.js";
+import { s3Url } from "../object-url.js";
 
 /**
  * The part requests of a download: one ranged GET (or HEAD), with retries,
@@ -14,7 +14,7 @@ import { describe } from "./run.js";
 /** HEAD of the object (or one part), with retries, counted; `ifMatch` pins the version. */
 export function headWithRetries(ctx: TransferContext, ref: ObjectRef, signal: AbortSignal, call: { ifMatch?: string; partNumber?: number } = {}): Promise<ObjectInfo> {
   const what = call.partNumber === undefined ? "" : ` part ${call.partNumber}`;
-  return withRetries(`HEAD ${describe(ref)}${what}`, ctx.retry, () => {
+  return withRetries(`HEAD ${s3Url(ref)}${what}`, ctx.retry, () => {
     ctx.stats.requests++;
     return headObject(ctx.client, ref, { signal, ifMatch: call.ifMatch || undefined, partNumber: call.partNumber });
   }, retryHooks(ctx, signal));
@@ -39,7 +39,7 @@ export function fetchRange(
   let received = 0;
   let etag = ifMatch;
   return withRetries(
-    `GET ${describe(ref)} bytes=${start}-${end}`,
+    `GET ${s3Url(ref)} bytes=${start}-${end}`,
     ctx.retry,
     async () => {
       ctx.stats.requests++;

@@ -6,8 +6,9 @@ import { RequestError } from "../retry.js";
 import type { DownloadSink, PartialDownload } from "../sinks/download-sink.js";
 import { fetchRanges, landFirst } from "./parts.js";
 import { fetchRange, headWithRetries } from "./range-fetch.js";
-import { describe, type DownloadOptions, type DownloadResult, type Run } from "./run.js";
+import type { DownloadOptions, DownloadResult, Run } from "./run.js";
 import { storedChecksum, verifierFor, verify } from "./verification.js";
+import { s3Url } from "../object-url.js";
 
 /** An earlier interrupted download into this sink: returned to resume it, else reported and removed. */
 export async function previousDownload(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, options: DownloadOptions): Promise<PartialDownload | undefined> {
@@ -15,7 +16,7 @@ export async function previousDownload(ctx: TransferContext, ref: ObjectRef, sin
   if (!previous) return undefined;
   if (options.resume && previous.identity.size >= 0) return previous;
   ctx.notify(
-    `found an interrupted download of ${describe(ref)} (${coveredBytes(previous.done)} of ${previous.identity.size} bytes in ${previous.location}); ` +
+    `found an interrupted download of ${s3Url(ref)} (${coveredBytes(previous.done)} of ${previous.identity.size} bytes in ${previous.location}); ` +
       `starting over (add --resume to continue it instead)`,
   );
   await sink.forgetPrevious?.();
@@ -35,7 +36,7 @@ export async function resumeDownload(run: Run, previous: PartialDownload, partSi
   const missing = missingRanges(previous.done, size, partSize);
   const have = size - missing.reduce((sum, r) => sum + r.length, 0);
   const startOver = (why: string): undefined => {
-    ctx.notify(`cannot resume the download of ${describe(ref)}: ${why}; starting over`);
+    ctx.notify(`cannot resume the download of ${s3Url(ref)}: ${why}; starting over`);
     return undefined;
   };
   let lastModified: Date | undefined;
@@ -65,7 +66,7 @@ export async function resumeDownload(run: Run, previous: PartialDownload, partSi
     run.verifier = verifierFor(run, result, size);
     first = { range, buffer };
   }
-  ctx.notify(`resuming the download of ${describe(ref)}: ${have} of ${size} bytes already on disk`);
+  ctx.notify(`resuming the download of ${s3Url(ref)}: ${have} of ${size} bytes already on disk`);
   ctx.stats.reusedParts += previous.done.length;
   ctx.stats.reusedBytes += have;
   ctx.progress.addTotal(size);

@@ -31,6 +31,3 @@ export interface Run {
   verifier: Promise<RangeVerifier | undefined>;
 }
 
-export function describe(ref: ObjectRef): string {
-  return `s3://${ref.bucket}/${ref.key}`;
-}

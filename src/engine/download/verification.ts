@@ -4,7 +4,8 @@ import type { ObjectInfo, ObjectRef, RangeResult } from "../../s3/operations.js"
 import { queued } from "../context.js";
 import { compositeParts, RangeVerifier, type StoredChecksum } from "../integrity/verifier.js";
 import { headWithRetries } from "./range-fetch.js";
-import { describe, type DownloadOptions, type Run } from "./run.js";
+import type { DownloadOptions, Run } from "./run.js";
+import { s3Url } from "../object-url.js";
 
 /**
  * A download's verification policy: which stored checksum (or MD5 ETag) the
@@ -107,10 +108,10 @@ export async function verify(run: Run, size: number, earlier: readonly ByteRange
     if (verdict.ok === false) {
       const { stored } = verifier;
       if (stored.type === "COMPOSITE" && !(await partsAreUniform(run, stored, size, etag))) {
-        ctx.notify(`${describe(ref)}: its COMPOSITE ${stored.checksum.algorithm} checksum could not be checked (its parts differ in size)`);
+        ctx.notify(`${s3Url(ref)}: its COMPOSITE ${stored.checksum.algorithm} checksum could not be checked (its parts differ in size)`);
       } else {
         throw new ChecksumMismatchError(
-          `${describe(ref)}: checksum mismatch: the ${stored.checksum.algorithm} of the downloaded bytes is ${verdict.actual}, S3 stored ${stored.checksum.base64}`,
+          `${s3Url(ref)}: checksum mismatch: the ${stored.checksum.algorithm} of the downloaded bytes is ${verdict.actual}, S3 stored ${stored.checksum.base64}`,
         );
       }
     } else if (verdict.ok === true) {
@@ -167,5 +168,5 @@ async function md5CheckFromSink(run: Run, etag: string, size: number): Promise<v
 
 function compareMd5(ref: ObjectRef, etag: string, actual: string): void {
   const expected = etag.replace(/"/g, "").toLowerCase();
-  if (actual !== expected) throw new ChecksumMismatchError(`${describe(ref)}: checksum mismatch: the MD5 of the downloaded bytes is ${actual}, the ETag says ${expected}`);
+  if (actual !== expected) throw new ChecksumMismatchError(`${s3Url(ref)}: checksum mismatch: the MD5 of the downloaded bytes is ${actual}, the ETag says ${expected}`);
 }
