@@ -1,6 +1,6 @@
-import { getMaxListeners, setMaxListeners } from "node:events";
 import type { S3Client } from "@aws-sdk/client-s3";
 import PQueue from "p-queue";
+import { childController } from "./child-controller.js";
 import { TailHedger } from "./hedge.js";
 import { MemoryBudget } from "./memory.js";
 import type { RetryHooks, RetryPolicy } from "./retry.js";
@@ -86,18 +86,6 @@ export function createContext(options: ContextOptions): TransferContext {
     listPageSize: options.listPageSize,
     listRanges: options.listRanges,
   };
-}
-
-/** An abort controller that also fires when its parent signal does. */
-export function childController(parent: AbortSignal): { controller: AbortController; dispose: () => void } {
-  const controller = new AbortController();
-  // Every in-flight request listens on its transfer's signal: as many as the
-  // command allows (see cli/session.ts), and no more, so a leak still warns.
-  setMaxListeners(getMaxListeners(parent), controller.signal);
-  const forward = (): void => controller.abort(parent.reason);
-  if (parent.aborted) forward();
-  else parent.addEventListener("abort", forward, { once: true });
-  return { controller, dispose: () => parent.removeEventListener("abort", forward) };
 }
 
 /**

@@ -8,7 +8,8 @@ import {
   type ObjectRef,
   type StorageSettings,
 } from "../s3/operations.js";
-import { childController, queued, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
+import { childController } from "./child-controller.js";
+import { queued, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
 import { abortQuietly, completeUpload, createUpload } from "./multipart-commit.js";
 import { RequestError, withRetries } from "./retry.js";
 import { describeFailure } from "../s3/errors.js";

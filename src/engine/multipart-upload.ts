@@ -7,7 +7,8 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { childController, queued, retryHooks, type TransferContext } from "./context.js";
+import { childController } from "./child-controller.js";
+import { queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
 import { checksumSupport, ChecksumIgnoredError } from "./integrity/checksum-support.js";
 import { isInterruption } from "./resume/interruption.js";
