@@ -2,6 +2,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import PQueue from "p-queue";
 import { childController } from "./child-controller.js";
 import { TailHedger } from "./hedge.js";
+import { ChecksumSupport } from "./integrity/checksum-support.js";
 import { MemoryBudget } from "./memory.js";
 import type { RetryHooks, RetryPolicy } from "./retry.js";
 import type { RequestFailure } from "../s3/errors.js";
@@ -44,6 +45,8 @@ export interface TransferContext {
   retry: RetryPolicy;
   /** Judges when the transfer is at its tail and keeps the budget of hedged duplicates (engine/hedge.ts). */
   hedger: TailHedger;
+  /** Whether the endpoint checks the additional checksums uploads send, once the first answer told. */
+  checksumSupport: ChecksumSupport;
   signal: AbortSignal;
   progress: ProgressListener;
   stats: EngineStats;
@@ -78,6 +81,7 @@ export function createContext(options: ContextOptions): TransferContext {
     memory: new MemoryBudget(options.maxMemory),
     retry: options.retry,
     hedger: new TailHedger(queue, options.retry.pacer),
+    checksumSupport: new ChecksumSupport(),
     signal: options.signal,
     progress: options.progress ?? { addTotal() {}, addDone() {} },
     stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0, unconfirmedChecksums: 0 },

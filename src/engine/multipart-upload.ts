@@ -10,7 +10,7 @@ import {
 import { childController } from "./child-controller.js";
 import { queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
-import { checksumSupport, ChecksumIgnoredError } from "./integrity/checksum-support.js";
+import { ChecksumIgnoredError } from "./integrity/checksum-support.js";
 import { isInterruption } from "./resume/interruption.js";
 import { partMatches, type ResumePoint } from "./resume/upload-resume.js";
 import { removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
@@ -95,7 +95,7 @@ export async function multipartUpload(
   // Part digests by offset, combined into the full-object CRC at Complete.
   const ranges: RangeDigest[] = [];
   const group = new TaskGroup(controller);
-  const support = checksumSupport(ctx.stats);
+  const support = ctx.checksumSupport;
 
   /** The checksum to send with a part: none once the endpoint proved it ignores them (and the user did not insist). */
   const checksumToSend = async (digestChecksum: ChecksumValue | undefined): Promise<{ checksum?: ChecksumValue; probe: boolean }> => {

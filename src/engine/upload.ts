@@ -7,7 +7,6 @@ import { checksumValue, digestOf } from "./integrity/checksums.js";
 import { findResumePoint, liveRecords } from "./resume/upload-resume.js";
 import { findUploadRecords, type UploadRecord } from "./resume/upload-journal.js";
 import { lockDestination } from "./resume/upload-lock.js";
-import { checksumSupport } from "./integrity/checksum-support.js";
 import { multipartUpload, type MultipartOptions, type Resumable } from "./multipart-upload.js";
 import { withRetries } from "./retry.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
@@ -99,7 +98,7 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
  */
 function noteEcho(ctx: TransferContext, dest: ObjectRef, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined): void {
   if (!sent) return;
-  const support = checksumSupport(ctx.stats);
+  const support = ctx.checksumSupport;
   const before = support.status;
   support.learn(sent, echoed);
   if (echoed?.algorithm === sent.algorithm) return;
