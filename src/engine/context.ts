@@ -1,6 +1,8 @@
-import { getMaxListeners, setMaxListeners } from "node:events";
 import type { S3Client } from "@aws-sdk/client-s3";
 import PQueue from "p-queue";
+import { childController } from "./child-controller.js";
+import { TailHedger } from "./hedge.js";
+import { ChecksumSupport } from "./integrity/checksum-support.js";
 import { MemoryBudget } from "./memory.js";
 import type { RetryHooks, RetryPolicy } from "./retry.js";
 import type { RequestFailure } from "../s3/errors.js";
@@ -32,8 +34,8 @@ export interface EngineStats {
 
 /**
  * Everything the transfers of one command share: the S3 client, one request
- * queue (the global concurrency limit), one memory budget, the retry policy
- * and the cancellation signal. As in aws-c-s3, the client side owns
+ * queue (the global concurrency limit), one memory budget, the retry policy,
+ * the tail hedger and the cancellation signal. As in aws-c-s3, the client side owns
  * scheduling and memory; each object transfer only asks for slots and buffers.
  */
 export interface TransferContext {
@@ -41,6 +43,10 @@ export interface TransferContext {
   queue: PQueue;
   memory: MemoryBudget;
   retry: RetryPolicy;
+  /** Judges when the transfer is at its tail and keeps the budget of hedged duplicates (engine/hedge.ts). */
+  hedger: TailHedger;
+  /** Whether the endpoint checks the additional checksums uploads send, once the first answer told. */
+  checksumSupport: ChecksumSupport;
   signal: AbortSignal;
   progress: ProgressListener;
   stats: EngineStats;
@@ -68,11 +74,14 @@ export interface ContextOptions {
 }
 
 export function createContext(options: ContextOptions): TransferContext {
+  const queue = new PQueue({ concurrency: options.concurrency });
   return {
     client: options.client,
-    queue: new PQueue({ concurrency: options.concurrency }),
+    queue,
     memory: new MemoryBudget(options.maxMemory),
     retry: options.retry,
+    hedger: new TailHedger(queue, options.retry.pacer),
+    checksumSupport: new ChecksumSupport(),
     signal: options.signal,
     progress: options.progress ?? { addTotal() {}, addDone() {} },
     stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0, unconfirmedChecksums: 0 },
@@ -81,18 +90,6 @@ export function createContext(options: ContextOptions): TransferContext {
     listPageSize: options.listPageSize,
     listRanges: options.listRanges,
   };
-}
-
-/** An abort controller that also fires when its parent signal does. */
-export function childController(parent: AbortSignal): { controller: AbortController; dispose: () => void } {
-  const controller = new AbortController();
-  // Every in-flight request listens on its transfer's signal: as many as the
-  // command allows (see cli/session.ts), and no more, so a leak still warns.
-  setMaxListeners(getMaxListeners(parent), controller.signal);
-  const forward = (): void => controller.abort(parent.reason);
-  if (parent.aborted) forward();
-  else parent.addEventListener("abort", forward, { once: true });
-  return { controller, dispose: () => parent.removeEventListener("abort", forward) };
 }
 
 /**

@@ -1,8 +1,6 @@
 import { MAX_SINGLE_COPY_SIZE, partAt, planParts, uploadPartSize } from "../plan/parts.js";
 import {
-  completeMultipartUpload,
   copyObject,
-  createMultipartUpload,
   headObject,
   uploadPartCopy,
   type CompletedPart,
@@ -10,11 +8,13 @@ import {
   type ObjectRef,
   type StorageSettings,
 } from "../s3/operations.js";
-import { childController, queued, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
-import { abortQuietly } from "./upload.js";
+import { childController } from "./child-controller.js";
+import { queued, retryHooks, waitForQueueRoom, type TransferContext } from "./context.js";
+import { abortQuietly, completeUpload, createUpload } from "./multipart-commit.js";
 import { RequestError, withRetries } from "./retry.js";
 import { describeFailure } from "../s3/errors.js";
 import { TaskGroup } from "./task-group.js";
+import { s3Url } from "./object-url.js";
 
 export interface CopyOptions {
   partSize?: number;
@@ -42,7 +42,7 @@ export interface CopyOptions {
  */
 export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest: ObjectRef, options: CopyOptions): Promise<{ size: number }> {
   const hooks = retryHooks(ctx);
-  const src = `s3://${source.bucket}/${source.key}`;
+  const src = s3Url(source);
   const singleCopyLimit = Math.min(options.copyThreshold, MAX_SINGLE_COPY_SIZE);
   const headSource = () =>
     withRetries(`HEAD ${src}`, ctx.retry, () => {
@@ -81,10 +81,8 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   const { controller, dispose } = childController(ctx.signal);
   const signal = controller.signal;
   const partHooks = { ...hooks, signal };
-  const uploadId = await withRetries(`CreateMultipartUpload s3://${dest.bucket}/${dest.key}`, ctx.retry, () => {
-    ctx.stats.requests++;
-    return createMultipartUpload(ctx.client, dest, attributes, { signal });
-  }, partHooks);
+  // Created and completed as an upload's parts are: a lost answer to either is handled there.
+  const uploadId = await createUpload(ctx, dest, attributes, undefined, partHooks);
   const group = new TaskGroup(controller);
   const completed: CompletedPart[] = [];
   // Set once the server has refused a condition the source met: the parts
@@ -124,10 +122,7 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
     if (unconditional && (await headSource()).etag !== info.etag) {
       throw new Error(`UploadPartCopy ${src}: the object changed during the transfer (ETag ${info.etag}, then another)`);
     }
-    await withRetries(`CompleteMultipartUpload s3://${dest.bucket}/${dest.key}`, ctx.retry, () => {
-      ctx.stats.requests++;
-      return completeMultipartUpload(ctx.client, dest, uploadId, completed, { signal });
-    }, partHooks);
+    await completeUpload(ctx, dest, uploadId, completed, info.size, {}, partHooks);
     return { size: info.size };
   } catch (err) {
     controller.abort(err);

@@ -1,5 +1,5 @@
 import type PQueue from "p-queue";
-import type { TransferContext } from "./context.js";
+import type { MemoryBudget } from "./memory.js";
 import type { RetryPacer } from "./pacer.js";
 
 /**
@@ -55,7 +55,8 @@ const MAX_HEDGES_IN_FLIGHT = 8;
  * (at least 2) is in flight, so duplicates use capacity the transfer no
  * longer needs; the endpoint is not throttling
  * (a throttled endpoint wants fewer requests, not more); at most a few
- * duplicates at once.
+ * duplicates at once. One per transfer context (its `hedger` field), made
+ * with the context's queue and the retry policy's pacer.
  */
 export class TailHedger {
   inFlight = 0;
@@ -74,18 +75,6 @@ export class TailHedger {
   }
 }
 
-const hedgers = new WeakMap<PQueue, TailHedger>();
-
-/** The tail hedger of a transfer context (keyed by its request queue). */
-export function tailHedger(context: { queue: PQueue; retry: { pacer?: RetryPacer } }): TailHedger {
-  let hedger = hedgers.get(context.queue);
-  if (!hedger) {
-    hedger = new TailHedger(context.queue, context.retry.pacer);
-    hedgers.set(context.queue, hedger);
-  }
-  return hedger;
-}
-
 /** Why the slower of a request and its duplicate was stopped. */
 export class HedgeLostError extends Error {
   override readonly name = "AbortError";
@@ -95,8 +84,8 @@ export class HedgeLostError extends Error {
 }
 
 /** A hedge for a part request that can simply be sent twice (UploadPart); none for small ones. */
-export function repeatHedge<T>(ctx: TransferContext, payloadBytes: number): HedgeHook<T> | undefined {
-  return payloadBytes >= HEDGE_MIN_BYTES ? { tail: tailHedger(ctx) } : undefined;
+export function repeatHedge<T>(tail: TailHedger, payloadBytes: number): HedgeHook<T> | undefined {
+  return payloadBytes >= HEDGE_MIN_BYTES ? { tail } : undefined;
 }
 
 /** What a ranged GET's hedge needs from the download: how far the original got, and where the rest goes. */
@@ -122,13 +111,13 @@ export interface RangeTarget<T> {
  * has been stopped; the scratch bytes the original did not write are handed
  * to the download, so its buffers only ever have one writer at a time.
  */
-export function rangeHedge<T>(ctx: TransferContext, target: RangeTarget<T>): HedgeHook<T> | undefined {
+export function rangeHedge<T>(tail: TailHedger, memory: MemoryBudget, target: RangeTarget<T>): HedgeHook<T> | undefined {
   if (target.length < HEDGE_MIN_BYTES) return undefined;
   return {
-    tail: tailHedger(ctx),
+    tail,
     duplicate: () => {
       const from = target.received();
-      const scratch = ctx.memory.tryAcquire(target.length);
+      const scratch = memory.tryAcquire(target.length);
       if (!scratch) return undefined;
       let got = 0;
       return {
@@ -138,7 +127,7 @@ export function rangeHedge<T>(ctx: TransferContext, target: RangeTarget<T>): Hed
           // The original stopped at `done` ≥ `from`: hand on only what it lacks.
           return target.adopted(result, scratch.subarray(done - from, got));
         },
-        discard: () => ctx.memory.release(scratch),
+        discard: () => memory.release(scratch),
       };
     },
   };

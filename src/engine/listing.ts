@@ -1,6 +1,7 @@
 import { compareKeys, KeyRangePlanner, type Following } from "../plan/key-ranges.js";
 import { listObjectsPage, listPages, type ListPage } from "../s3/list.js";
-import { childController, type TransferContext } from "./context.js";
+import { childController } from "./child-controller.js";
+import type { TransferContext } from "./context.js";
 import { withRetries } from "./retry.js";
 
 /** ListObjectsV2's most keys per page, and the default (aws-cli's --page-size). */

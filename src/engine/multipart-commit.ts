@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describeFailure } from "../s3/errors.js";
-import { listUploadsPage } from "../s3/list.js";
+import type { InProgressUpload } from "../s3/list.js";
 import {
   abortMultipartUpload,
   completeMultipartUpload,
@@ -16,6 +16,8 @@ import {
 } from "../s3/operations.js";
 import type { TransferContext } from "./context.js";
 import { withRetries, type RetryHooks } from "./retry.js";
+import { inProgressUploads } from "./uploads.js";
+import { s3Url } from "./object-url.js";
 
 /**
  * The two ends of a multipart upload when an answer is lost: a request S3
@@ -27,10 +29,6 @@ import { withRetries, type RetryHooks } from "./retry.js";
  *    the upload, so the retry gets NoSuchUpload. The object is then checked
  *    (HEAD) against the parts sent and accepted if it is theirs.
  */
-
-function describe(ref: ObjectRef): string {
-  return `s3://${ref.bucket}/${ref.key}`;
-}
 
 /** How far apart the client's elapsed time and the server's Initiated stamps may drift (clock resolution, queueing). */
 const INITIATED_SLACK_MS = 2_000;
@@ -45,7 +43,7 @@ export async function createUpload(
 ): Promise<string> {
   const began = Date.now();
   let attempts = 0;
-  const uploadId = await withRetries(`CreateMultipartUpload ${describe(dest)}`, ctx.retry, (n) => {
+  const uploadId = await withRetries(`CreateMultipartUpload ${s3Url(dest)}`, ctx.retry, (n) => {
     attempts = n + 1;
     ctx.stats.requests++;
     return createMultipartUpload(ctx.client, dest, attributes, { signal: hooks.signal, checksum });
@@ -64,17 +62,8 @@ export async function createUpload(
  * one case this cannot tell apart; a part-holding upload is never touched.
  */
 async function abortLostCreations(ctx: TransferContext, dest: ObjectRef, kept: string, elapsedMs: number): Promise<void> {
-  const uploads: { uploadId: string; initiated?: Date }[] = [];
-  let marker: { key?: string; uploadId?: string } | undefined = {};
-  while (marker) {
-    const from: { key?: string; uploadId?: string } = marker;
-    const page = await withRetries(`ListMultipartUploads ${describe(dest)}`, ctx.retry, () => {
-      ctx.stats.requests++;
-      return listUploadsPage(ctx.client, dest.bucket, dest.key, from, ctx.signal);
-    }, { signal: ctx.signal });
-    for (const u of page.uploads) if (u.key === dest.key) uploads.push(u);
-    marker = page.next;
-  }
+  const uploads: InProgressUpload[] = [];
+  for await (const u of inProgressUploads(ctx, dest.bucket, dest.key)) if (u.key === dest.key) uploads.push(u);
   const ours = uploads.find((u) => u.uploadId === kept)?.initiated?.getTime();
   if (ours === undefined) return;
   for (const u of uploads) {
@@ -83,8 +72,8 @@ async function abortLostCreations(ctx: TransferContext, dest: ObjectRef, kept: s
     if (initiated < ours - elapsedMs - INITIATED_SLACK_MS || initiated > ours + INITIATED_SLACK_MS) continue;
     const parts = await listParts(ctx.client, dest, u.uploadId, { signal: ctx.signal }).catch(() => undefined);
     if (!parts || parts.length > 0) continue;
-    ctx.notify(`aborted upload ${u.uploadId} of ${describe(dest)}: a CreateMultipartUpload whose answer was lost made it`);
-    await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, u.uploadId)).catch(() => undefined);
+    ctx.notify(`aborted upload ${u.uploadId} of ${s3Url(dest)}: a CreateMultipartUpload whose answer was lost made it`);
+    await abortQuietly(ctx, dest, u.uploadId);
   }
 }
 
@@ -125,7 +114,7 @@ export async function completeUpload(
   call: { fullObjectChecksum?: ChecksumValue; checksumType?: ChecksumType },
   hooks: RetryHooks,
 ): Promise<void> {
-  const outcome = await withRetries(`CompleteMultipartUpload ${describe(dest)}`, ctx.retry, async (n) => {
+  const outcome = await withRetries(`CompleteMultipartUpload ${s3Url(dest)}`, ctx.retry, async (n) => {
     ctx.stats.requests++;
     try {
       await completeMultipartUpload(ctx.client, dest, uploadId, [...parts], { signal: hooks.signal, ...call });
@@ -140,13 +129,18 @@ export async function completeUpload(
 
 async function confirmCompleted(ctx: TransferContext, dest: ObjectRef, parts: readonly CompletedPart[], size: number, hooks: RetryHooks): Promise<void> {
   const expected = multipartEtag(parts);
-  const lost = `CompleteMultipartUpload ${describe(dest)}: the answer to a first attempt was lost and the upload is gone`;
+  const lost = `CompleteMultipartUpload ${s3Url(dest)}: the answer to a first attempt was lost and the upload is gone`;
   if (!expected) throw new LostCompletionError(`${lost}; its parts' ETags are not MD5s, so the object there cannot be checked against them: check it before relying on it`);
-  const info = await withRetries(`HEAD ${describe(dest)}`, ctx.retry, () => {
+  const info = await withRetries(`HEAD ${s3Url(dest)}`, ctx.retry, () => {
     ctx.stats.requests++;
     return headObject(ctx.client, dest, { signal: hooks.signal });
   }, hooks).catch(() => undefined);
   const found = info?.etag.replace(/"/g, "");
   if (info && found === expected && info.size === size) return;
   throw new LostCompletionError(`${lost}, and ${info ? `the object there (ETag ${found}) is not the one these parts make (${expected})` : "there is no object"}: another writer may have replaced it`);
+}
+
+/** Best effort, a few attempts, never masking the original error. */
+export async function abortQuietly(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<void> {
+  await withRetries(`AbortMultipartUpload ${s3Url(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
 }

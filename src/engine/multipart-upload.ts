@@ -1,5 +1,4 @@
 import {
-  abortMultipartUpload,
   listParts,
   uploadPart,
   type ChecksumAlgorithm,
@@ -8,21 +7,19 @@ import {
   type ObjectAttributes,
   type ObjectRef,
 } from "../s3/operations.js";
-import { childController, queued, retryHooks, type TransferContext } from "./context.js";
+import { childController } from "./child-controller.js";
+import { queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
-import { checksumSupport, ChecksumIgnoredError } from "./integrity/checksum-support.js";
+import { ChecksumIgnoredError } from "./integrity/checksum-support.js";
 import { isInterruption } from "./resume/interruption.js";
 import { partMatches, type ResumePoint } from "./resume/upload-resume.js";
 import { removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
-import { completeUpload, createUpload } from "./multipart-commit.js";
+import { abortQuietly, completeUpload, createUpload } from "./multipart-commit.js";
 import { PartReceipts } from "./part-receipts.js";
 import { withRetries } from "./retry.js";
 import { repeatHedge } from "./hedge.js";
 import { TaskGroup } from "./task-group.js";
-
-function describe(ref: ObjectRef): string {
-  return `s3://${ref.bucket}/${ref.key}`;
-}
+import { s3Url } from "./object-url.js";
 
 /** What a multipart upload gives the object and how it treats failure. */
 export interface MultipartOptions {
@@ -98,7 +95,7 @@ export async function multipartUpload(
   // Part digests by offset, combined into the full-object CRC at Complete.
   const ranges: RangeDigest[] = [];
   const group = new TaskGroup(controller);
-  const support = checksumSupport(ctx.stats);
+  const support = ctx.checksumSupport;
 
   /** The checksum to send with a part: none once the endpoint proved it ignores them (and the user did not insist). */
   const checksumToSend = async (digestChecksum: ChecksumValue | undefined): Promise<{ checksum?: ChecksumValue; probe: boolean }> => {
@@ -129,7 +126,7 @@ export async function multipartUpload(
     const { checksum, probe } = await checksumToSend(computed);
     let echoed: ChecksumValue | undefined | "no answer" = "no answer";
     try {
-      await withRetries(`UploadPart ${number} of ${describe(dest)}`, ctx.retry, async () => {
+      await withRetries(`UploadPart ${number} of ${s3Url(dest)}`, ctx.retry, async () => {
         ctx.stats.requests++;
         // Every copy (retry or hedged duplicate) reports its own answer: the last one acknowledged is what S3 keeps.
         const answered = receipts.sent(number);
@@ -142,7 +139,7 @@ export async function multipartUpload(
           answered();
           throw err;
         }
-      }, hooks, repeatHedge<string>(ctx, body.length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
+      }, hooks, repeatHedge<string>(ctx.hedger, body.length)); // fan-out hook: tail parts may be hedged (engine/hedge.ts)
     } finally {
       if (probe) support.learn(checksum, echoed);
     }
@@ -192,8 +189,8 @@ export async function multipartUpload(
   } catch (err) {
     if (recordFile && partNumbers.length > 0 && isInterruption(err, ctx.signal)) {
       ctx.notify(
-        `kept the interrupted upload of ${describe(dest)} (upload ID ${uploadId}, ${partNumbers.length} parts stored): ` +
-          `run the same command with --resume to finish it, or s3x rm --uploads ${describe(dest)} to discard it`,
+        `kept the interrupted upload of ${s3Url(dest)} (upload ID ${uploadId}, ${partNumbers.length} parts stored): ` +
+          `run the same command with --resume to finish it, or s3x rm --uploads ${s3Url(dest)} to discard it`,
       );
     } else if (!options.keepFailedUpload) {
       await abortQuietly(ctx, dest, uploadId);
@@ -229,16 +226,11 @@ async function completedParts(
   const uncertain = receipts.uncertain();
   const listed = new Map<number, string>();
   if (uncertain.length > 0) {
-    const parts = await withRetries(`ListParts ${describe(dest)}`, ctx.retry, () => {
+    const parts = await withRetries(`ListParts ${s3Url(dest)}`, ctx.retry, () => {
       ctx.stats.requests++;
       return listParts(ctx.client, dest, uploadId, { signal });
     }, { signal });
     for (const p of parts) if (uncertain.includes(p.partNumber)) listed.set(p.partNumber, p.etag);
   }
   return numbers.map((number) => ({ partNumber: number, etag: listed.get(number) ?? receipts.etagOf(number) ?? "", checksum: checksums.get(number) }));
-}
-
-/** Best effort, a few attempts, never masking the original error. */
-export async function abortQuietly(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<void> {
-  await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
 }

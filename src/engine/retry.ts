@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeFailure, type RequestFailure } from "../s3/errors.js";
 import { startWithRouting, type AttemptRouting } from "../net/routing.js";
+import { childController } from "./child-controller.js";
 import { HEDGE_CHECK_MS, HedgeLostError, type Duplicate, type HedgeHook } from "./hedge.js";
 import type { FailureKind, RetryPacer } from "./pacer.js";
 
@@ -146,16 +147,6 @@ export async function withRetries<T>(
   }
 }
 
-/** An AbortController that also aborts when `parent` does; `dispose` unlinks it. */
-function linkedController(parent: AbortSignal | undefined): { controller: AbortController; dispose: () => void } {
-  const controller = new AbortController();
-  if (!parent) return { controller, dispose: () => undefined };
-  const forward = (): void => controller.abort(parent.reason);
-  if (parent.aborted) forward();
-  else parent.addEventListener("abort", forward, { once: true });
-  return { controller, dispose: () => parent.removeEventListener("abort", forward) };
-}
-
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 function outcome<T>(promise: Promise<T>): Promise<Outcome<T>> {
@@ -183,7 +174,7 @@ interface RunningDuplicate<T> {
  */
 async function hedged<T>(routing: AttemptRouting, attempt: () => Promise<T>, hook: HedgeHook<T>, signal: AbortSignal | undefined): Promise<T> {
   const tail = hook.tail;
-  const original = linkedController(signal);
+  const original = childController(signal);
   routing.signal = original.controller.signal;
   const primary = outcome(startWithRouting(routing, attempt));
   let poll: NodeJS.Timeout | undefined;
@@ -194,7 +185,7 @@ async function hedged<T>(routing: AttemptRouting, attempt: () => Promise<T>, hoo
       const work: Duplicate<T> | undefined = hook.duplicate ? hook.duplicate() : { run: attempt, adopt: (r) => r, discard: () => undefined };
       if (!work) return;
       clearInterval(poll);
-      const link = linkedController(signal);
+      const link = childController(signal);
       const hedgeRouting: AttemptRouting = { avoid: new Set([...routing.avoid, routing.address]), signal: link.controller.signal };
       tail.inFlight++;
       tail.sent++;

@@ -7,12 +7,10 @@ import { checksumValue, digestOf } from "./integrity/checksums.js";
 import { findResumePoint, liveRecords } from "./resume/upload-resume.js";
 import { findUploadRecords, type UploadRecord } from "./resume/upload-journal.js";
 import { lockDestination } from "./resume/upload-lock.js";
-import { checksumSupport } from "./integrity/checksum-support.js";
 import { multipartUpload, type MultipartOptions, type Resumable } from "./multipart-upload.js";
 import { withRetries } from "./retry.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
-
-export { abortQuietly } from "./multipart-upload.js";
+import { s3Url } from "./object-url.js";
 
 export interface UploadOptions extends MultipartOptions {
   /** Objects up to this size go in one PutObject. */
@@ -29,10 +27,6 @@ export interface UploadOptions extends MultipartOptions {
 export interface UploadResult {
   size: number;
   parts: number;
-}
-
-function describe(ref: ObjectRef): string {
-  return `s3://${ref.bucket}/${ref.key}`;
 }
 
 /** Uploads a regular file: parts are read at their offsets and sent concurrently. */
@@ -86,7 +80,7 @@ async function putFromFile(ctx: TransferContext, handle: FileHandle, path: strin
 async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffer, options: UploadOptions): Promise<string> {
   const checksum = options.checksum ? checksumValue(options.checksum, await digestOf(options.checksum, body)) : undefined;
   return withRetries(
-    `PUT ${describe(dest)}`,
+    `PUT ${s3Url(dest)}`,
     ctx.retry,
     async () => {
       ctx.stats.requests++;
@@ -104,12 +98,12 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
  */
 function noteEcho(ctx: TransferContext, dest: ObjectRef, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined): void {
   if (!sent) return;
-  const support = checksumSupport(ctx.stats);
+  const support = ctx.checksumSupport;
   const before = support.status;
   support.learn(sent, echoed);
   if (echoed?.algorithm === sent.algorithm) return;
   ctx.stats.unconfirmedChecksums++;
-  if (before !== "ignored") ctx.notify(`the server did not confirm the ${sent.algorithm} checksum of ${describe(dest)} (it does not check x-amz-checksum-*): the upload was not verified by it`);
+  if (before !== "ignored") ctx.notify(`the server did not confirm the ${sent.algorithm} checksum of ${s3Url(dest)} (it does not check x-amz-checksum-*): the upload was not verified by it`);
 }
 
 /**
@@ -151,9 +145,9 @@ async function resumableUpload(
     if (live.length > 0) {
       const latest = live[0]!.record;
       ctx.notify(
-        `${describe(dest)} has ${live.length === 1 ? "an interrupted upload" : `${live.length} interrupted uploads`} from s3x ` +
+        `${s3Url(dest)} has ${live.length === 1 ? "an interrupted upload" : `${live.length} interrupted uploads`} from s3x ` +
           `(upload ID ${latest.uploadId}, started ${latest.started}); this run starts a new one. ` +
-          `Add --resume to continue it instead, or run: s3x rm --uploads ${describe(dest)}`,
+          `Add --resume to continue it instead, or run: s3x rm --uploads ${s3Url(dest)}`,
       );
     }
     return { template };

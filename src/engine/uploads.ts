@@ -10,7 +10,10 @@ export async function* inProgressUploads(ctx: TransferContext, bucket: string, p
   let marker: { key?: string; uploadId?: string } | undefined = {};
   while (marker) {
     const from: { key?: string; uploadId?: string } = marker;
-    const page = await withRetries(`ListMultipartUploads s3://${bucket}/${prefix}`, ctx.retry, () => listUploadsPage(ctx.client, bucket, prefix, from, ctx.signal), { signal: ctx.signal });
+    const page = await withRetries(`ListMultipartUploads s3://${bucket}/${prefix}`, ctx.retry, () => {
+      ctx.stats.requests++;
+      return listUploadsPage(ctx.client, bucket, prefix, from, ctx.signal);
+    }, { signal: ctx.signal });
     yield* page.uploads;
     marker = page.next;
   }

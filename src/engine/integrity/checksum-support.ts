@@ -8,6 +8,7 @@ import type { ChecksumValue } from "../../s3/operations.js";
  * nothing. A multipart upload with a checksum sends one part first, alone,
  * until this is known, so an endpoint that would ignore (or at Complete
  * refuse) the checksum is found out before the rest of the bytes go.
+ * One per command: a field of its transfer context.
  */
 export type Support = "checked" | "ignored";
 
@@ -47,15 +48,6 @@ export class ChecksumSupport {
     this.endProbe = undefined;
     end?.();
   }
-}
-
-const supports = new WeakMap<object, ChecksumSupport>();
-
-/** The checksum support of one command's endpoint (keyed by an object the command's transfers share). */
-export function checksumSupport(owner: object): ChecksumSupport {
-  let support = supports.get(owner);
-  if (!support) supports.set(owner, (support = new ChecksumSupport()));
-  return support;
 }
 
 /** The server did not check a checksum the user asked for: the upload stops. */

@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
-import { abortMultipartUpload, listParts, type ChecksumAlgorithm, type ChecksumValue, type ObjectAttributes, type ObjectRef, type StoredPart } from "../../s3/operations.js";
+import { listParts, type ChecksumAlgorithm, type ChecksumValue, type ObjectAttributes, type ObjectRef, type StoredPart } from "../../s3/operations.js";
 import type { TransferContext } from "../context.js";
 import { RequestError, withRetries } from "../retry.js";
 import { recordMatchesRequest, recordMatchesSource, removeUploadRecord, type StoredRecord, type UploadRecord } from "./upload-journal.js";
+import { abortQuietly } from "../multipart-commit.js";
+import { s3Url } from "../object-url.js";
 
 /** Where an interrupted upload continues: its ID and the parts S3 already holds. */
 export interface ResumePoint {
@@ -14,10 +16,6 @@ export interface ResumePoint {
   checksum?: ChecksumAlgorithm;
   /** The upload's part size: the rest of the file is cut the same way, whatever --part-size says now. */
   partSize: number;
-}
-
-function describe(ref: ObjectRef): string {
-  return `s3://${ref.bucket}/${ref.key}`;
 }
 
 /**
@@ -45,7 +43,7 @@ export async function findResumePoint(
 ): Promise<ResumePoint | undefined> {
   for (const { file, record } of records) {
     if (!recordMatchesSource(record, source)) {
-      ctx.notify(`the interrupted upload ${record.uploadId} of ${describe(dest)} was of a different version of ${source.path}: aborting it`);
+      ctx.notify(`the interrupted upload ${record.uploadId} of ${s3Url(dest)} was of a different version of ${source.path}: aborting it`);
       await abandon(ctx, dest, record.uploadId, file);
       continue;
     }
@@ -56,7 +54,7 @@ export async function findResumePoint(
     }
     if (!recordMatchesRequest(record, wanted)) {
       ctx.notify(
-        `the interrupted upload ${record.uploadId} of ${describe(dest)} was started with other attributes (content type, metadata, storage class or checksum): ` +
+        `the interrupted upload ${record.uploadId} of ${s3Url(dest)} was started with other attributes (content type, metadata, storage class or checksum): ` +
           `aborting it and starting a new upload with the ones given now`,
       );
       await abandon(ctx, dest, record.uploadId, file);
@@ -65,13 +63,13 @@ export async function findResumePoint(
     announce(ctx, dest, record.uploadId, stored);
     return { uploadId: record.uploadId, recordFile: file, stored, checksum: record.checksum, partSize: record.partSize };
   }
-  ctx.notify(`no interrupted upload of ${describe(dest)} to resume: starting a new one`);
+  ctx.notify(`no interrupted upload of ${s3Url(dest)} to resume: starting a new one`);
   return undefined;
 }
 
 /** Aborts an upload s3x will not continue and forgets its record. */
 async function abandon(ctx: TransferContext, dest: ObjectRef, uploadId: string, file: string): Promise<void> {
-  await withRetries(`AbortMultipartUpload ${describe(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
+  await abortQuietly(ctx, dest, uploadId);
   await removeUploadRecord(file);
 }
 
@@ -92,13 +90,13 @@ export async function liveRecords(ctx: TransferContext, dest: ObjectRef, records
 function announce(ctx: TransferContext, dest: ObjectRef, uploadId: string, stored: Map<number, StoredPart>): void {
   let bytes = 0;
   for (const p of stored.values()) bytes += p.size;
-  ctx.notify(`resuming upload ${uploadId} of ${describe(dest)}: ${stored.size} parts (${bytes} bytes) already stored, checking them against the file`);
+  ctx.notify(`resuming upload ${uploadId} of ${s3Url(dest)}: ${stored.size} parts (${bytes} bytes) already stored, checking them against the file`);
 }
 
 /** The parts of an upload, or undefined when S3 no longer has the upload. */
 async function storedParts(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<Map<number, StoredPart> | undefined> {
   try {
-    const parts = await withRetries(`ListParts ${describe(dest)}`, ctx.retry, () => {
+    const parts = await withRetries(`ListParts ${s3Url(dest)}`, ctx.retry, () => {
       ctx.stats.requests++;
       return listParts(ctx.client, dest, uploadId, { signal: ctx.signal });
     }, { signal: ctx.signal });
