@@ -70,7 +70,7 @@ export class PooledRequestHandler implements RequestHandler<HttpRequest, HttpRes
       }
     }
     const expectedBytes = Math.max(bodyLength(request.body), rangeLength(headers));
-    return undiciRequest(address, host, request.method, path, headers, request.body, expectedBytes, signal, routing);
+    return undiciRequest({ address, host }, { method: request.method, path, headers, body: request.body }, { expectedBytes, signal, routing });
   }
 
   updateHttpClientConfig(): void {}

@@ -16,16 +16,13 @@ import { bodyLength, sentInSlices, UPLOAD_SLICE_BYTES } from "./upload-slices.js
  * address's books are kept by the same RequestAccounting as net/http1's.
  */
 export function undiciRequest(
-  address: AddressPool,
-  host: HostPools,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body: unknown,
-  expectedBytes: number,
-  signal: AbortSignal | undefined,
-  routing?: AttemptRouting,
+  target: { address: AddressPool; host: HostPools },
+  request: { method: string; path: string; headers: Record<string, string>; body: unknown },
+  options: { expectedBytes: number; signal?: AbortSignal; routing?: AttemptRouting },
 ): Promise<HttpResponse> {
+  const { address, host } = target;
+  const { method, path, headers, body } = request;
+  const { signal } = options;
   return new Promise<HttpResponse>((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortReason(signal));
@@ -47,7 +44,7 @@ export function undiciRequest(
       reject(reason);
     };
     const sending = bodyLength(body);
-    const accounting = new RequestAccounting(address, host, sending, expectedBytes, signal, routing, abort);
+    const accounting = new RequestAccounting(address, host, sending, options.expectedBytes, signal, options.routing, abort);
     let payload: unknown = body ?? null;
     if (body instanceof Uint8Array && sentInSlices(sending)) payload = slices(body, (n) => accounting.sent(n));
 
