@@ -1,6 +1,6 @@
 import { buildQueryString, type HttpResponse } from "@smithy/core/protocols";
 import type { HttpHandlerOptions, HttpRequest, RequestHandler } from "@smithy/types";
-import type { PoolManager, HostPools } from "./pools.js";
+import type { HostDirectory, HostAddresses } from "./pools.js";
 import { routingOf } from "./routing.js";
 import { noteEndpointUrl } from "./failures.js";
 import { RAW_METHODS, rawRequest } from "./http1/request.js";
@@ -23,7 +23,7 @@ export class PooledRequestHandler implements RequestHandler<HttpRequest, HttpRes
   private readonly raw: RawPools | undefined;
 
   constructor(
-    readonly pools: PoolManager,
+    readonly pools: HostDirectory,
     rawTimeouts?: RawTimeouts,
   ) {
     this.raw = rawTimeouts ? new RawPools(rawTimeouts) : undefined;
@@ -43,7 +43,7 @@ export class PooledRequestHandler implements RequestHandler<HttpRequest, HttpRes
   }
 
   private async send(request: HttpRequest, protocol: string, port: number, path: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
-    const host: HostPools = await this.pools.forOrigin(protocol, request.hostname, port);
+    const host: HostAddresses = await this.pools.forOrigin(protocol, request.hostname, port);
     const routing = routingOf(request);
     const address = host.pick(routing?.avoid);
     if (routing) routing.address = address.address;

@@ -1,4 +1,4 @@
-import type { AddressPool, HostPools } from "./pools.js";
+import type { FrontEndAddress, HostAddresses } from "./pools.js";
 import { StragglerError, type TrackedRequest } from "./stragglers.js";
 import type { AttemptRouting } from "./routing.js";
 import { ADDRESS_FAILURE_CODES, abortReason, describeCode } from "./failures.js";
@@ -25,8 +25,8 @@ export class RequestAccounting {
    * sent in slices is counted as each goes out (`sent`), a smaller one now.
    */
   constructor(
-    readonly address: AddressPool,
-    private readonly host: HostPools,
+    readonly address: FrontEndAddress,
+    private readonly host: HostAddresses,
     private readonly sendingBytes: number,
     expectedBytes: number,
     private readonly signal: AbortSignal | undefined,

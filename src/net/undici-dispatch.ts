@@ -1,7 +1,7 @@
 import { HttpResponse } from "@smithy/core/protocols";
 import type { Dispatcher } from "undici";
 import type { IncomingHttpHeaders } from "node:http";
-import type { AddressPool, HostPools } from "./pools.js";
+import type { FrontEndAddress, HostAddresses } from "./pools.js";
 import { ResponseBody } from "./response-body.js";
 import { noteSocketBytes } from "./garbage.js";
 import type { AttemptRouting } from "./routing.js";
@@ -16,7 +16,7 @@ import { bodyLength, sentInSlices, UPLOAD_SLICE_BYTES } from "./upload-slices.js
  * address's books are kept by the same RequestAccounting as net/http1's.
  */
 export function undiciRequest(
-  target: { address: AddressPool; host: HostPools },
+  target: { address: FrontEndAddress; host: HostAddresses },
   request: { method: string; path: string; headers: Record<string, string>; body: unknown },
   options: { expectedBytes: number; signal?: AbortSignal; routing?: AttemptRouting },
 ): Promise<HttpResponse> {

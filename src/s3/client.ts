@@ -8,7 +8,7 @@ import { installContentMd5 } from "./content-md5.js";
 import { readListingsDirectly } from "./list-xml.js";
 import { learnBucketRoutes } from "./bucket-routes.js";
 import { installRequestSettings, type RequestSettings } from "./request-headers.js";
-import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
+import { HostDirectory, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
 export interface S3Settings {
@@ -41,7 +41,7 @@ export interface S3Connection {
 }
 
 export function connect(settings: S3Settings): S3Connection {
-  const pools = new PoolManager(settings.net);
+  const pools = new HostDirectory(settings.net);
   const config: S3ClientConfig = {
     requestHandler: signalAwareHandler(new PooledRequestHandler(pools, settings.net.ownHttp === false ? undefined : settings.net)),
     // Reuse the resolved middleware stack per command (see s3/request.ts).

@@ -1,5 +1,5 @@
 import { connect, isIP, type Socket } from "node:net";
-import type { AddressPool } from "../pools.js";
+import type { FrontEndAddress } from "../pools.js";
 import { codedError } from "../failures.js";
 import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
 import { CRLFCRLF, parseHead, type ParsedHead } from "./response-head.js";
@@ -52,7 +52,7 @@ export class RawConnection {
 
   constructor(
     private readonly owner: ConnectionOwner,
-    readonly address: AddressPool,
+    readonly address: FrontEndAddress,
     port: number,
   ) {
     const host = address.address;

@@ -1,4 +1,4 @@
-import type { AddressPool } from "../pools.js";
+import type { FrontEndAddress } from "../pools.js";
 import { codedError } from "../failures.js";
 import { RawConnection, type ConnectionOwner, type RawTimeouts } from "./connection.js";
 
@@ -6,14 +6,14 @@ export type { RawTimeouts } from "./connection.js";
 
 /** Idle keep-alive connections per address, beside the address's undici pool. */
 export class RawPools implements ConnectionOwner {
-  private readonly idle = new Map<AddressPool, RawConnection[]>();
+  private readonly idle = new Map<FrontEndAddress, RawConnection[]>();
   private readonly open = new Set<RawConnection>();
   private closed = false;
 
   constructor(readonly timeouts: RawTimeouts) {}
 
   /** An idle connection to `address`, or a new one (always new when `fresh`). */
-  take(address: AddressPool, port: number, fresh = false): { conn: RawConnection; reused: boolean } {
+  take(address: FrontEndAddress, port: number, fresh = false): { conn: RawConnection; reused: boolean } {
     const list = fresh ? undefined : this.idle.get(address);
     while (list && list.length > 0) {
       const conn = list.pop()!;

@@ -1,5 +1,5 @@
 import type { HttpResponse } from "@smithy/core/protocols";
-import type { AddressPool, HostPools } from "../pools.js";
+import type { FrontEndAddress, HostAddresses } from "../pools.js";
 import { abortReason } from "../failures.js";
 import type { AttemptRouting } from "../routing.js";
 import { RequestAccounting } from "../request-accounting.js";
@@ -42,8 +42,8 @@ export const RAW_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "
 /** Where a raw request goes: one front-end address of a host, on a port. */
 export interface RawTarget {
   pools: RawPools;
-  address: AddressPool;
-  host: HostPools;
+  address: FrontEndAddress;
+  host: HostAddresses;
   port: number;
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AddressResolver } from "../../../src/net/resolver.js";
-import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { HostAddresses, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
 import { RawPools } from "../../../src/net/http1/pool.js";
 import { rawRequest } from "../../../src/net/http1/request.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
@@ -84,10 +84,10 @@ function patterned(size: number): Buffer {
 
 describe("net/http1: s3x's own HTTP/1.1 client", () => {
   let server: Server | undefined;
-  let host: HostPools;
+  let host: HostAddresses;
   let pools: RawPools;
   beforeEach(() => {
-    host = new HostPools("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
+    host = new HostAddresses("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
     // The default first-byte timeout (30 s): on a starved machine this process's
     // own test server can take over a second to answer a 3 MiB PUT. The test of
     // that timeout sets a short one itself.

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HttpRequest } from "@smithy/core/protocols";
-import { DEFAULT_NET_OPTIONS, PoolManager, type AddressStats } from "../../../src/net/pools.js";
+import { DEFAULT_NET_OPTIONS, HostDirectory, type AddressStats } from "../../../src/net/pools.js";
 import { PooledRequestHandler } from "../../../src/net/http-handler.js";
 
 /**
@@ -33,7 +33,7 @@ describe("net/request-accounting: one set of books for both transports", () => {
 
   /** Sends a GET, a PUT with a 2 MiB body (sent in slices), and a GET answered 503; returns the address's stats. */
   async function run(ownHttp: boolean): Promise<AddressStats> {
-    const pools = new PoolManager({ ...DEFAULT_NET_OPTIONS, ownHttp });
+    const pools = new HostDirectory({ ...DEFAULT_NET_OPTIONS, ownHttp });
     const handler = new PooledRequestHandler(pools, ownHttp ? DEFAULT_NET_OPTIONS : undefined);
     const send = async (method: string, path: string, body?: Buffer): Promise<number> => {
       const request = new HttpRequest({ protocol: "http:", hostname: "127.0.0.1", port, method, path, headers: body ? { "content-length": String(body.length) } : {}, body });
