@@ -1,4 +1,4 @@
-import { deleteObject, deleteObjects } from "../s3/list.js";
+import { deleteObject, deleteObjects } from "../s3/delete.js";
 import { queued, type TransferContext } from "./context.js";
 import type { ObjectResult } from "./batch.js";
 import { listObjectPages } from "./listing.js";

@@ -1,5 +1,6 @@
 import { createBucket, deleteBucket } from "../s3/buckets.js";
-import { deleteObject, listBuckets } from "../s3/list.js";
+import { listBuckets } from "../s3/list.js";
+import { deleteObject } from "../s3/delete.js";
 import type { ObjectRef } from "../s3/operations.js";
 import { presignGet } from "../s3/presign.js";
 import type { TransferContext } from "./context.js";

@@ -1,7 +1,7 @@
 /**
  * What a failed request says about the address it went to, shared by the
- * undici path (http-handler) and s3x's own HTTP path for object bodies (raw-http), so
- * both feed the same health accounting.
+ * undici path and s3x's own HTTP/1.1 client (net/http1) through
+ * net/request-accounting.ts.
  */
 
 /**

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 
 /**
  * Whatever produces a response's bytes: undici's dispatch controller, or
- * s3x's own HTTP/1.1 connection (net/raw-http). Pausing must stop reads from
+ * s3x's own HTTP/1.1 connection (net/http1). Pausing must stop reads from
  * the socket, so a slow consumer pushes back on the server.
  */
 export interface BodySource {

@@ -1,4 +1,4 @@
-import { send } from "./send.js";
+import { send } from "./request.js";
 import { CreateBucketCommand, DeleteBucketCommand, type BucketLocationConstraint, type S3Client } from "./sdk.js";
 
 /**

@@ -1,14 +1,14 @@
 import { S3Client, type S3ClientConfig } from "./sdk.js";
 import { NoAuthSigner } from "@smithy/core";
 import { fromEnv } from "@aws-sdk/credential-provider-env";
-import { UndiciRequestHandler } from "../net/http-handler.js";
-import { carrySignals, signalAwareHandler } from "./send.js";
+import { PooledRequestHandler } from "../net/http-handler.js";
+import { carrySignals, signalAwareHandler } from "./request.js";
 import { requestStoredChecksums } from "./checksum-mode.js";
 import { installContentMd5 } from "./content-md5.js";
 import { readListingsDirectly } from "./list-xml.js";
-import { learnBucketRoutes } from "./direct.js";
+import { learnBucketRoutes } from "./bucket-routes.js";
 import { installRequestSettings, type RequestSettings } from "./request-headers.js";
-import { PoolManager, type NetOptions, type AddressStats } from "../net/pools.js";
+import { HostDirectory, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
 export interface S3Settings {
@@ -41,10 +41,10 @@ export interface S3Connection {
 }
 
 export function connect(settings: S3Settings): S3Connection {
-  const pools = new PoolManager(settings.net);
+  const pools = new HostDirectory(settings.net);
   const config: S3ClientConfig = {
-    requestHandler: signalAwareHandler(new UndiciRequestHandler(pools, settings.net.ownHttp === false ? undefined : settings.net)),
-    // Reuse the resolved middleware stack per command (see s3/send.ts).
+    requestHandler: signalAwareHandler(new PooledRequestHandler(pools, settings.net.ownHttp === false ? undefined : settings.net)),
+    // Reuse the resolved middleware stack per command (see s3/request.ts).
     cacheMiddleware: true,
     // s3x retries per part with its own policy (engine/retry); SDK retries
     // would multiply attempts and hide which address failed.

@@ -107,3 +107,15 @@ function cleanMessage(message: string | undefined): string | undefined {
   if (!message || message === "UnknownError" || message === "Unknown") return undefined;
   return message.split("\n")[0];
 }
+
+/** An S3 error document (or none) as an SDK-shaped error (see errorOf). */
+export function errorFromText(statusCode: number, headers: Record<string, string>, text: string): Error {
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+  return Object.assign(new Error(message || code || `HTTP ${statusCode}`), {
+    name: code || "Unknown",
+    Code: code,
+    $fault: statusCode >= 500 ? "server" : "client",
+    $metadata: { httpStatusCode: statusCode, requestId: headers["x-amz-request-id"] },
+  });
+}

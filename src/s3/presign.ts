@@ -1,7 +1,7 @@
 import type { S3Client } from "./sdk.js";
-import { encodeKey } from "./direct.js";
+import { encodeKey } from "./bucket-routes.js";
 import { presignedQuery, queryString, type SigningCredentials } from "./sigv4.js";
-import type { ObjectRef } from "./operations.js";
+import type { ObjectRef } from "./object-ref.js";
 
 /** The longest a SigV4 presigned URL may live: 7 days. */
 export const MAX_PRESIGN_SECONDS = 604_800;

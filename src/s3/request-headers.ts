@@ -7,7 +7,7 @@ import type { S3Client } from "./sdk.js";
  * request that reads or writes an object stored with a customer key — the
  * PUT, CreateMultipartUpload, every UploadPart, the GETs and HEADs, and the
  * copy source's key on CopyObject and UploadPartCopy. Added to the SDK's
- * requests by a middleware before signing, and to s3x's own (s3/direct.ts)
+ * requests by a middleware before signing, and to s3x's own (s3/request.ts)
  * through `extraHeaders`.
  */
 

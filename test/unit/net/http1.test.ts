@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { AddressResolver } from "../../../src/net/resolver.js";
-import { HostPools, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
-import { RawPools, rawRequest } from "../../../src/net/raw-http.js";
+import { HostAddresses, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { RawPools } from "../../../src/net/http1/pool.js";
+import { rawRequest } from "../../../src/net/http1/request.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
 
 /**
@@ -81,12 +82,12 @@ function patterned(size: number): Buffer {
   return bytes;
 }
 
-describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
+describe("net/http1: s3x's own HTTP/1.1 client", () => {
   let server: Server | undefined;
-  let host: HostPools;
+  let host: HostAddresses;
   let pools: RawPools;
   beforeEach(() => {
-    host = new HostPools("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
+    host = new HostAddresses("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
     // The default first-byte timeout (30 s): on a starved machine this process's
     // own test server can take over a second to answer a 3 MiB PUT. The test of
     // that timeout sets a short one itself.
@@ -100,7 +101,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
   });
 
   async function get(port: number, length = payload.length, signal?: AbortSignal): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
-    const response = await rawRequest(pools, host.addresses[0], host, port, "GET", "/b/k", { host: "s3.test", range: `bytes=0-${length - 1}` }, undefined, length, signal);
+    const response = await rawRequest({ pools, address: host.addresses[0], host, port: port }, { method: "GET", path: "/b/k", headers: { host: "s3.test", range: `bytes=0-${length - 1}` }, body: undefined }, { expectedBytes: length, signal });
     const body = response.body as ResponseBody;
     if (response.statusCode >= 300) {
       const chunks: Buffer[] = [];
@@ -149,7 +150,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     const late = () => new Promise((resolve) => setTimeout(resolve, 20));
     for (const asStream of [false, true, false, true]) {
       for (const expected of [small, payload]) {
-        const response = await rawRequest(pools, host.addresses[0], host, s.port, "GET", "/b/k", { host: "s3.test" }, undefined, expected.length, undefined);
+        const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: expected.length });
         await late(); // the consumer comes after the bytes did
         const body = response.body as ResponseBody;
         let got: Buffer;
@@ -203,7 +204,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     });
     server = s.server;
     for (const framing of ["length", "chunked"]) {
-      const response = await rawRequest(pools, host.addresses[0], host, s.port, "GET", "/b/k", { host: "s3.test" }, undefined, big.length, undefined);
+      const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: big.length });
       const body = response.body as ResponseBody;
       const slice = Buffer.alloc(70_001);
       const received: Buffer[] = [];
@@ -273,7 +274,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
       else socket.destroy();
     });
     server = s.server;
-    const send = (method: string) => rawRequest(pools, host.addresses[0], host, s.port, method, "/b/k", { host: "s3.test" }, undefined, 0, undefined);
+    const send = (method: string) => rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method, path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 });
     assert.equal((await send("DELETE")).statusCode, 204);
     assert.equal((await send("DELETE")).statusCode, 204, "resent on a fresh connection");
     assert.equal(s.connections(), 2);
@@ -290,7 +291,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     });
     server = s.server;
     const send = async (method: string, fresh: boolean): Promise<string> => {
-      const response = await rawRequest(pools, host.addresses[0], host, s.port, method, "/b?list-type=2", { host: "s3.test" }, undefined, 0, undefined, undefined, fresh);
+      const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method, path: "/b?list-type=2", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0, fresh });
       const chunks: Buffer[] = [];
       for await (const chunk of response.body as AsyncIterable<Buffer>) chunks.push(chunk);
       return Buffer.concat(chunks).toString();
@@ -318,12 +319,12 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     });
     server = s.server;
     const request = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber></Part></CompleteMultipartUpload>";
-    const response = await rawRequest(pools, host.addresses[0], host, s.port, "POST", "/b/k?uploadId=u", { host: "s3.test" }, Buffer.from(request), request.length, undefined);
+    const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "POST", path: "/b/k?uploadId=u", headers: { host: "s3.test" }, body: Buffer.from(request) }, { expectedBytes: request.length });
     const chunks: Buffer[] = [];
     for await (const chunk of response.body as AsyncIterable<Buffer>) chunks.push(chunk);
     assert.equal(Buffer.concat(chunks).toString(), ` ${xml}`);
     // An empty POST (CreateMultipartUpload) states its length too.
-    await rawRequest(pools, host.addresses[0], host, s.port, "POST", "/b/k?uploads", { host: "s3.test" }, undefined, 0, undefined).then(async (r) => {
+    await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "POST", path: "/b/k?uploads", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 }).then(async (r) => {
       for await (const _ of r.body as AsyncIterable<Buffer>);
     });
     assert.deepEqual(seen, [request, ""]);
@@ -341,9 +342,9 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
       }
     });
     server = s.server;
-    const put = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k", { host: "s3.test" }, Buffer.from("hello"), 5, undefined);
+    const put = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: Buffer.from("hello") }, { expectedBytes: 5 });
     assert.equal(put.headers.etag, '"p"');
-    const head = await rawRequest(pools, host.addresses[0], host, s.port, "HEAD", "/b/k", { host: "s3.test" }, undefined, 0, undefined);
+    const head = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "HEAD", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 });
     assert.equal(head.headers["content-length"], String(payload.length));
     const chunks: Buffer[] = [];
     for await (const chunk of head.body as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -363,7 +364,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     });
     server = s.server;
     for (let i = 0; i < 2; i++) {
-      const put = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k?partNumber=1", { host: "s3.test" }, body, body.length, undefined);
+      const put = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k?partNumber=1", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length });
       assert.equal(put.statusCode, 200);
       assert.equal(put.headers.etag, '"big"');
     }
@@ -388,12 +389,12 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     );
     server = s.server;
     const body = patterned(8 * 1024 * 1024);
-    const denied = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/denied", { host: "s3.test" }, body, body.length, undefined);
+    const denied = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/denied", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length });
     assert.equal(denied.statusCode, 403);
     const chunks: Buffer[] = [];
     for await (const chunk of denied.body as AsyncIterable<Buffer>) chunks.push(chunk);
     assert.equal(Buffer.concat(chunks).toString(), xml);
-    const next = await rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k", { host: "s3.test" }, Buffer.from("small"), 5, undefined);
+    const next = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: Buffer.from("small") }, { expectedBytes: 5 });
     assert.equal(next.statusCode, 200);
     assert.equal(s.connections(), 2, "the half-sent connection was not handed to the next request");
     assert.equal(host.stats()[0].inFlight, 0);
@@ -411,7 +412,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     // Larger than loopback socket buffers can hold.
     const body = Buffer.alloc(64 * 1024 * 1024);
     const started = Date.now();
-    await assert.rejects(rawRequest(pools, host.addresses[0], host, s.port, "PUT", "/b/k", { host: "s3.test" }, body, body.length, undefined), (err: Error & { code?: string; address?: string }) => {
+    await assert.rejects(rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length }), (err: Error & { code?: string; address?: string }) => {
       assert.equal(err.code, "UND_ERR_BODY_TIMEOUT");
       assert.match(err.message, /request body stalled/);
       assert.equal(err.address, "127.0.0.1");
@@ -454,7 +455,7 @@ describe("net/raw-http: s3x's own HTTP/1.1 path for object bodies", () => {
     early.abort(new Error("cancelled"));
     await assert.rejects(get(s.port, payload.length, early.signal), /cancelled/);
     const late = new AbortController();
-    const response = await rawRequest(pools, host.addresses[0], host, s.port, "GET", "/b/k", { host: "s3.test", range: "bytes=0-9" }, undefined, 10, late.signal);
+    const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "GET", path: "/b/k", headers: { host: "s3.test", range: "bytes=0-9" }, body: undefined }, { expectedBytes: 10, signal: late.signal });
     const reading = (response.body as ResponseBody).readInto(Buffer.alloc(payload.length), 0);
     late.abort(new Error("cancelled mid-body"));
     await assert.rejects(reading, /cancelled mid-body/);

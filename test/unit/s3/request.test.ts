@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
 import { HttpResponse, type HttpRequest } from "@smithy/core/protocols";
 import { Readable } from "node:stream";
-import { canSendDirectly, copyFailure, directGet, directPut, encodeKey, errorOf, learnBucketRoutes, routeOf } from "../../../src/s3/direct.js";
+import { copyFailure, directGet, directPut, errorOf } from "../../../src/s3/request.js";
+import { canSendDirectly, encodeKey, learnBucketRoutes, routeOf } from "../../../src/s3/bucket-routes.js";
 import { copyObject, putObject, uploadPart } from "../../../src/s3/operations.js";
 
 const TRICKY_KEYS = ["plain.bin", "dir/sub dir/a b.txt", "ünïcødé/日本.bin", "a+b%20c&d=e?f#g", "!'()*~-_.", "x/../y", "trailing/"];
@@ -31,7 +32,7 @@ function recordingClient(endpoint: string, forcePathStyle: boolean, signsPayload
   return { client, sent };
 }
 
-describe("s3/direct: GETs and PUTs without the SDK's middleware, once the SDK has shown the way", () => {
+describe("s3/request: GETs and PUTs without the SDK's middleware, once the SDK has shown the way", () => {
   it("encodes keys in paths exactly as the SDK does (every tricky key teaches a route)", async () => {
     for (const [endpoint, pathStyle, base] of [
       ["http://127.0.0.1:7480", true, "/bucket/"],

@@ -1,41 +1,90 @@
-import type { S3Client, ServiceInputTypes, ServiceOutputTypes } from "@aws-sdk/client-s3";
-import type { FinalizeRequestMiddleware } from "@smithy/types";
+import type { S3Client, S3ClientResolvedConfig, ServiceInputTypes, ServiceOutputTypes } from "@aws-sdk/client-s3";
+import type { Command, FinalizeRequestMiddleware, HttpHandlerOptions, RequestHandler } from "@smithy/types";
 import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
 import { createHash } from "node:crypto";
-import { attachRouting, takeStartingRouting } from "../net/routing.js";
+import { attachRouting, routingOf, takeStartingRouting } from "../net/routing.js";
 import { readAll } from "./body.js";
-import { signHeaders, uriEncode, type SigningCredentials } from "./sigv4.js";
+import { signHeaders, type SigningCredentials } from "./sigv4.js";
 import { extraHeaders, type RequestKind } from "./request-headers.js";
+import { encodeKey, lowerCased, routeFor, signsPayload } from "./bucket-routes.js";
+import { errorFromText } from "./errors.js";
 
 /**
- * Ranged GETs, small PUTs and CopyObject without the SDK's middleware stack.
+ * The one way S3 requests leave s3/: either an SDK command (`send`: the
+ * SDK builds, signs and parses) or, for the object requests the engine
+ * sends by the thousand, a request s3x builds and signs itself
+ * (`directGet`, `directPut`, `directUploadPart`, `directCopy`). Both end in
+ * the same request handler (net/http-handler.ts), which picks the address
+ * and transport and keeps the books; both carry the caller's signal and the
+ * retry loop's routing hints, taken synchronously before any await.
  *
- * Through the SDK, one GetObject costs ~0.45 ms of CPU before and after the
- * network (command and endpoint resolution, schema serde, a dozen
- * middleware, header parsing into an output object) even with s3x's trims
- * (s3/client.ts), and its signer ~0.15 ms more. Thousands of small objects are
- * bound by that CPU on a couple of cores. So once the SDK has sent one
- * GetObject, HeadObject, PutObject, CreateMultipartUpload or CopyObject for a bucket, s3x knows where that
- * bucket's keys live (scheme, host, port, path before the key, signing
- * region) and builds the next such requests itself: the same headers,
- * signed with the SDK's credentials and signer (s3/sigv4.ts), sent
- * through the same request handler (s3x's
- * pools and fan-out).
- *
- * What is learned is checked: only a request whose path ends in the key as
- * this module encodes it teaches anything, so a key encoding or endpoint
- * shape this module does not reproduce leaves every request with the SDK.
- * Anonymous clients, S3 Express sessions and SigV4a stay with the SDK too.
+ * Why s3x signs some requests itself: through the SDK, one GetObject costs
+ * ~0.45 ms of CPU before and after the network (command and endpoint
+ * resolution, schema serde, a dozen middleware, header parsing into an
+ * output object) even with s3x's trims (s3/client.ts), and its signer
+ * ~0.15 ms more; thousands of small objects are bound by that CPU on a
+ * couple of cores. Once the SDK has shown where a bucket's keys live
+ * (s3/bucket-routes.ts), the same headers signed with the SDK's credentials
+ * and signer (s3/sigv4.ts) go out directly.
  */
 
-/** Where one bucket's objects are addressed and how requests to them are signed. */
-interface BucketRoute {
-  protocol: string;
-  hostname: string;
-  port?: number;
-  /** The path before the key, ending in "/" ("/bucket/" path-style, "/" virtual-hosted). */
-  base: string;
-  signingRegion: string;
+/**
+ * Cancellation without per-call SDK options.
+ *
+ * The SDK re-resolves its whole middleware stack on every `send` that
+ * carries options (such as an abortSignal) — about 0.6 ms of CPU per
+ * request, which dominates small-object transfers. With `cacheMiddleware`
+ * and no options the resolved stack is reused, so s3x passes the signal on
+ * the command input instead: a middleware copies it onto the signed request,
+ * and the request handler wrapper hands it to the real handler.
+ */
+const CALL_SIGNAL = Symbol("s3x.callSignal");
+
+type WithSignal = { [CALL_SIGNAL]?: AbortSignal };
+
+/** `client.send(command)` that can be cancelled through `signal`. */
+export function send<In extends ServiceInputTypes, Out extends ServiceOutputTypes>(
+  client: S3Client,
+  command: Command<ServiceInputTypes, In, ServiceOutputTypes, Out, S3ClientResolvedConfig>,
+  signal?: AbortSignal,
+): Promise<Out> {
+  if (signal) Object.defineProperty(command.input, CALL_SIGNAL, { value: signal, enumerable: true, configurable: true });
+  const routing = takeStartingRouting();
+  if (routing) attachRouting(command.input, routing);
+  return client.send(command);
+}
+
+/** Installs the middleware that carries the signal and routing hints from input to request. */
+export function carrySignals(client: S3Client): void {
+  const carry: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next) => async (args) => {
+    const request = args.request as object | undefined;
+    if (request) {
+      const signal = (args.input as WithSignal)[CALL_SIGNAL];
+      if (signal) (request as WithSignal)[CALL_SIGNAL] = signal;
+      const routing = routingOf(args.input as object);
+      if (routing) attachRouting(request, routing);
+    }
+    return next(args);
+  };
+  client.middlewareStack.addRelativeTo(
+    carry,
+    { relation: "after", toMiddleware: "httpSigningMiddleware", name: "s3xCarrySignal" },
+  );
+}
+
+/** Wraps a request handler so the carried signal arrives as its abortSignal. */
+export function signalAwareHandler(
+  inner: RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions>,
+): RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
+  return {
+    metadata: inner.metadata,
+    handle: (request, options) => {
+      // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
+      const signal = routingOf(request)?.signal ?? (request as WithSignal)[CALL_SIGNAL];
+      return inner.handle(request, signal && !options?.abortSignal ? { ...options, abortSignal: signal } : options);
+    },
+    destroy: () => inner.destroy?.(),
+  };
 }
 
 /** The response of a direct request: status, lower-case headers, the body stream. */
@@ -53,62 +102,8 @@ interface DirectConfig {
   requestHandler: { handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }> };
 }
 
-const routes = new WeakMap<S3Client, Map<string, BucketRoute>>();
-/** Requests whose path is the object's own (a query string, if any, aside). */
-const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand", "CreateMultipartUploadCommand", "UploadPartCommand", "CopyObjectCommand"]);
-/** Whether a client's uploads hash their payload into the signature, per scheme (s3/client.ts signPayloads). */
-const payloadPolicies = new WeakMap<S3Client, (protocol: string) => boolean>();
 /** SHA-256 of an empty payload: what the SDK signs for a GET. */
 const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
-
-/**
- * Watches the SDK's signed GetObject, HeadObject and PutObject requests and remembers
- * each bucket's route (see above). Installed after signing, so the request
- * seen is the one sent.
- */
-export function learnBucketRoutes(client: S3Client, signsPayload: (protocol: string) => boolean): void {
-  const known = new Map<string, BucketRoute>();
-  routes.set(client, known);
-  payloadPolicies.set(client, signsPayload);
-  const learn: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next, context) => async (args) => {
-    const input = args.input as { Bucket?: string; Key?: string };
-    const request = args.request as HttpRequest | undefined;
-    if (request && input.Bucket && input.Key && LEARN_FROM.has(context.commandName ?? "") && !known.has(input.Bucket)) {
-      const route = routeOf(request, input.Key);
-      if (route) known.set(input.Bucket, route);
-    }
-    return next(args);
-  };
-  client.middlewareStack.addRelativeTo(
-    learn,
-    { relation: "after", toMiddleware: "httpSigningMiddleware", name: "s3xLearnBucketRoutes" },
-  );
-}
-
-/** The route a signed request reveals, or undefined when it is not one direct GETs can reproduce. */
-export function routeOf(request: Pick<HttpRequest, "protocol" | "hostname" | "port" | "path" | "headers">, key: string): BucketRoute | undefined {
-  const encodedKey = encodeKey(key);
-  if (!request.path.endsWith(`/${encodedKey}`)) return undefined;
-  const headers = lowerCased(request.headers);
-  if (headers["x-amz-s3session-token"] !== undefined) return undefined;
-  const authorization = headers.authorization ?? "";
-  if (!authorization.startsWith("AWS4-HMAC-SHA256 ")) return undefined;
-  const scope = CREDENTIAL_SCOPE.exec(authorization);
-  if (!scope) return undefined;
-  return {
-    protocol: request.protocol,
-    hostname: request.hostname,
-    port: request.port,
-    base: request.path.slice(0, request.path.length - encodedKey.length),
-    signingRegion: scope[1],
-  };
-}
-
-/** Whether requests for keys in `bucket` can go direct (the SDK has shown the way). */
-export function canSendDirectly(client: S3Client, bucket: string): boolean {
-  return routes.get(client)?.has(bucket) ?? false;
-}
 
 /**
  * Sends a GET for `key` with the given headers (Range, If-Match, …), signed
@@ -178,10 +173,10 @@ async function directRequest(
   kind: RequestKind = "other",
 ): Promise<DirectResponse> {
   const routing = takeStartingRouting();
-  const route = routes.get(client)?.get(bucket);
+  const route = routeFor(client, bucket);
   if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
   let payloadHash = EMPTY_SHA256;
-  if (body) payloadHash = (payloadPolicies.get(client)?.(route.protocol) ?? true) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
+  if (body) payloadHash = signsPayload(client, route.protocol) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
   const config = client.config as unknown as DirectConfig;
   const path = route.base + encodeKey(key);
   const sent: Record<string, string> = {
@@ -202,6 +197,7 @@ async function directRequest(
   return { statusCode: response.statusCode, headers: lowerCased(response.headers), body: response.body };
 }
 
+
 /**
  * The error a non-2xx answer stands for, shaped as the SDK's errors are (name
  * and Code from the XML, $metadata.httpStatusCode), so retries and messages
@@ -212,40 +208,7 @@ export async function errorOf(response: DirectResponse): Promise<Error> {
   return errorFromText(response.statusCode, response.headers, await textOf(response.body));
 }
 
-/** An S3 error document (or none) as an SDK-shaped error (see errorOf). */
-function errorFromText(statusCode: number, headers: Record<string, string>, text: string): Error {
-  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
-  return Object.assign(new Error(message || code || `HTTP ${statusCode}`), {
-    name: code || "Unknown",
-    Code: code,
-    $fault: statusCode >= 500 ? "server" : "client",
-    $metadata: { httpStatusCode: statusCode, requestId: headers["x-amz-request-id"] },
-  });
-}
-
 async function textOf(body: unknown): Promise<string> {
   return (await readAll(body)).toString("utf8");
 }
 
-/** A key made only of characters that stay as they are in a path (RFC 3986 unreserved, and "/"). */
-const PLAIN_KEY = /^[A-Za-z0-9\-._~/]*$/;
-
-/**
- * An S3 key in a URL path as the SDK writes it: every "/"-separated segment
- * percent-encoded like encodeURIComponent, plus !'()* (RFC 3986 reserved).
- */
-export function encodeKey(key: string): string {
-  // Most keys need no encoding at all: skip the split, encode and join.
-  if (PLAIN_KEY.test(key)) return key;
-  return key
-    .split("/")
-    .map(uriEncode)
-    .join("/");
-}
-
-function lowerCased(headers: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name.toLowerCase()] = value;
-  return out;
-}

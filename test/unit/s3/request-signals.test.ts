@@ -3,9 +3,9 @@ import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { HttpResponse } from "@smithy/core/protocols";
 import type { HttpHandlerOptions } from "@smithy/types";
 import { Readable } from "node:stream";
-import { carrySignals, send, signalAwareHandler } from "../../../src/s3/send.js";
+import { carrySignals, send, signalAwareHandler } from "../../../src/s3/request.js";
 
-describe("s3/send: cancellation with a cached middleware stack", () => {
+describe("s3/request: cancellation with a cached middleware stack", () => {
   it("hands each call's own signal to the request handler", async () => {
     const seen: (AbortSignal | undefined)[] = [];
     // Stands in for the network only: records the options the SDK passes down.

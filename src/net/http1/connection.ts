@@ -1,0 +1,323 @@
+import { connect, isIP, type Socket } from "node:net";
+import type { FrontEndAddress } from "../pools.js";
+import { codedError } from "../failures.js";
+import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
+import { CRLFCRLF, parseHead, type ParsedHead } from "./response-head.js";
+import type { Exchange } from "./exchange.js";
+
+/** Header reads (and chunked or error bodies) go through this much scratch space per connection. */
+const SCRATCH_BYTES = 64 * 1024;
+/** An idle keep-alive connection is closed after this long (undici's keepAliveTimeout here too). */
+const IDLE_TIMEOUT_MS = 30_000;
+
+export interface RawTimeouts {
+  connectTimeoutMs: number;
+  firstByteTimeoutMs: number;
+  stallTimeoutMs: number;
+  connectionsPerAddress: number;
+}
+
+/** What a connection needs of the pool that keeps it (net/http1/pool.ts). */
+export interface ConnectionOwner {
+  readonly timeouts: RawTimeouts;
+  /** A connection whose exchange ended cleanly, to keep for the next request. */
+  giveBack(conn: RawConnection): void;
+  /** A connection that closed. */
+  forget(conn: RawConnection): void;
+}
+
+type Phase = "connecting" | "idle" | "sending" | "headers" | "body";
+
+/**
+ * One keep-alive HTTP/1.1 connection to one front-end address: the socket's
+ * state machine (connecting, sending, waiting for headers, reading the body,
+ * idle), its timeouts, and where each socket read lands (scratch space for
+ * heads, the waiting part buffer for bodies: see net/http1/request.ts).
+ */
+export class RawConnection {
+  private readonly socket: Socket;
+  private readonly scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+  /** Bytes of a header block gathered so far at the start of `scratch`. */
+  private headerBytes = 0;
+  private phase: Phase = "connecting";
+  private exchange: Exchange | undefined;
+  /** Whether the buffer the socket reads into next is the exchange's part buffer. */
+  private direct = false;
+  /** A request body is still being written (an early answer must not free the connection). */
+  private sending = false;
+  /** Body bytes read with the response head, waiting in scratch for a consumer. */
+  private held: Buffer | undefined;
+  private paused = false;
+  private destroyed = false;
+
+  constructor(
+    private readonly owner: ConnectionOwner,
+    readonly address: FrontEndAddress,
+    port: number,
+  ) {
+    const host = address.address;
+    this.socket = connect({
+      host,
+      port,
+      family: isIP(host) || undefined,
+      noDelay: true,
+      onread: { buffer: () => this.nextBuffer(), callback: (n: number, buf: Uint8Array) => this.onRead(n, buf) },
+    });
+    // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
+    this.socket.resume();
+    this.socket.setTimeout(owner.timeouts.connectTimeoutMs);
+    this.socket.on("connect", () => {
+      if (this.phase === "connecting") this.phase = this.exchange ? (this.sending ? "sending" : "headers") : "idle";
+      this.socket.setTimeout(this.phase === "sending" ? owner.timeouts.stallTimeoutMs : this.exchange ? owner.timeouts.firstByteTimeoutMs : IDLE_TIMEOUT_MS);
+    });
+    this.socket.on("timeout", () => this.onTimeout());
+    this.socket.on("error", (err) => this.fail(err));
+    this.socket.on("end", () => this.onEnd());
+    this.socket.on("close", () => this.onEnd());
+  }
+
+  get usable(): boolean {
+    return !this.destroyed && (this.phase === "connecting" || this.phase === "idle") && this.exchange === undefined;
+  }
+
+  /** Sends the request head; the answer arrives through `exchange`. */
+  start(exchange: Exchange, head: string, body: Uint8Array | undefined): void {
+    this.exchange = exchange;
+    this.headerBytes = 0;
+    this.socket.ref();
+    if (this.phase === "idle") {
+      this.phase = "headers";
+      this.socket.setTimeout(this.owner.timeouts.firstByteTimeoutMs);
+    }
+    if (!body || body.byteLength === 0) {
+      this.socket.write(head, "latin1");
+      return;
+    }
+    if (!sentInSlices(body.byteLength)) {
+      // Head and body in one writev.
+      this.socket.cork();
+      this.socket.write(head, "latin1");
+      this.socket.write(body);
+      this.socket.uncork();
+      return;
+    }
+    this.sending = true;
+    if (this.phase === "headers") {
+      this.phase = "sending";
+      this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
+    }
+    this.socket.write(head, "latin1");
+    this.sendSlice(exchange, body, 0);
+  }
+
+  /**
+   * Writes the slice of `body` at `offset`, and the next one once the kernel
+   * has taken it. A connection that failed or moved on stops here.
+   */
+  private sendSlice(exchange: Exchange, body: Uint8Array, offset: number): void {
+    const end = Math.min(body.byteLength, offset + UPLOAD_SLICE_BYTES);
+    this.socket.write(body.subarray(offset, end), (err) => {
+      if (err || this.destroyed || this.exchange !== exchange) return;
+      exchange.noteSent(end - offset);
+      if (end < body.byteLength) return this.sendSlice(exchange, body, end);
+      this.sending = false;
+      if (this.phase === "sending") {
+        // All sent: now the server has until the first-byte timeout to answer.
+        this.phase = "headers";
+        this.socket.setTimeout(this.owner.timeouts.firstByteTimeoutMs);
+      }
+    });
+  }
+
+  /** Back in the idle list: it must not keep the process alive. */
+  goIdle(): void {
+    this.phase = "idle";
+    this.paused = false;
+    this.socket.setTimeout(IDLE_TIMEOUT_MS);
+    this.socket.unref();
+    if (this.socket.isPaused()) this.socket.resume();
+  }
+
+  /** Consumer-driven flow control for the response body. */
+  pause(): void {
+    this.paused = true;
+    this.socket.pause();
+    // A body nobody reads yet is not a stalled server.
+    this.socket.setTimeout(0);
+  }
+
+  resume(): void {
+    if (this.destroyed) return;
+    this.paused = false;
+    const held = this.held;
+    const exchange = this.exchange;
+    if (held && exchange) {
+      this.held = undefined;
+      // Delivered before any further read can reuse the scratch space.
+      if (!this.onBodyBytes(exchange, held) || this.exchange !== exchange || this.paused) return;
+    }
+    this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
+    this.socket.resume();
+  }
+
+  destroy(err?: Error): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.held = undefined;
+    this.owner.forget(this);
+    this.socket.destroy();
+    const exchange = this.exchange;
+    this.exchange = undefined;
+    if (exchange && err) exchange.fail(err);
+  }
+
+  private fail(err: Error): void {
+    this.destroy(err);
+  }
+
+  private onEnd(): void {
+    const exchange = this.exchange;
+    if (exchange && this.phase === "body" && exchange.framing === "close") {
+      this.exchange = undefined;
+      this.destroy();
+      exchange.complete(false);
+      return;
+    }
+    if (this.destroyed) return;
+    if (!this.exchange) this.destroy();
+    else this.destroy(codedError("UND_ERR_SOCKET", "other side closed"));
+  }
+
+  private onTimeout(): void {
+    switch (this.phase) {
+      case "connecting":
+        return this.fail(codedError("UND_ERR_CONNECT_TIMEOUT", "connect timed out"));
+      case "sending":
+        return this.fail(codedError("UND_ERR_BODY_TIMEOUT", "request body stalled: the server stopped taking bytes"));
+      case "headers":
+        return this.fail(codedError("UND_ERR_HEADERS_TIMEOUT", "no response headers before the first-byte timeout"));
+      case "body":
+        return this.fail(codedError("UND_ERR_BODY_TIMEOUT", "response body stalled"));
+      default:
+        this.destroy(); // idle too long
+    }
+  }
+
+  /** Where the socket's next read goes: the part buffer when possible, else scratch space. */
+  private nextBuffer(): Uint8Array {
+    const exchange = this.exchange;
+    if (this.phase === "body" && exchange && exchange.framing === "length" && exchange.remaining > 0) {
+      const sink = exchange.body.directSink();
+      // A part buffer takes the whole rest of the body; a slice what it has room for.
+      if (sink && (sink.room >= exchange.remaining || (sink.slice && sink.room > 0))) {
+        this.direct = true;
+        return sink.window(Math.min(sink.room, exchange.remaining));
+      }
+    }
+    this.direct = false;
+    if (this.phase === "headers" || this.phase === "sending") return this.scratch.subarray(this.headerBytes);
+    return this.scratch;
+  }
+
+  /** Returns false to stop reading (the consumer is not ready for more). */
+  private onRead(n: number, buf: Uint8Array): boolean {
+    const exchange = this.exchange;
+    if (!exchange) {
+      // Bytes nobody asked for: the connection is out of step with the server.
+      this.destroy();
+      return false;
+    }
+    exchange.noteBytes(n);
+    if (this.phase === "headers" || this.phase === "sending") return this.onHeaderBytes(exchange, n);
+    if (this.direct) {
+      exchange.body.directSink()!.advance(n);
+      exchange.remaining -= n;
+      if (exchange.remaining === 0) this.endBody(exchange);
+      return true;
+    }
+    return this.onBodyBytes(exchange, Buffer.from(buf.buffer, buf.byteOffset, n));
+  }
+
+  private onHeaderBytes(exchange: Exchange, n: number): boolean {
+    const start = Math.max(0, this.headerBytes - 3);
+    this.headerBytes += n;
+    const end = this.scratch.subarray(0, this.headerBytes).indexOf(CRLFCRLF, start);
+    if (end < 0) {
+      if (this.headerBytes >= SCRATCH_BYTES) this.fail(codedError("UND_ERR_HEADERS_OVERFLOW", "response headers too large"));
+      return true;
+    }
+    let head: ParsedHead;
+    try {
+      head = parseHead(this.scratch.toString("latin1", 0, end));
+    } catch (err) {
+      this.fail(err as Error);
+      return false;
+    }
+    const rest = this.scratch.subarray(end + 4, this.headerBytes);
+    if (head.status < 200) {
+      // 100 Continue and friends: the real answer follows.
+      rest.copy(this.scratch, 0);
+      this.headerBytes = 0;
+      return rest.length > 0 ? this.onHeaderBytes(exchange, rest.length) : true;
+    }
+    this.phase = "body";
+    this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
+    try {
+      exchange.begin(head);
+    } catch (err) {
+      this.fail(err as Error);
+      return false;
+    }
+    if (exchange.framing === "length" && exchange.remaining === 0) {
+      this.endBody(exchange);
+      return true;
+    }
+    if (!exchange.body.hasSink) {
+      // Until the engine brings its part buffer (or the SDK reads the stream),
+      // read no further. Body bytes that came with the head wait in scratch
+      // space (nothing reads into it meanwhile) and go straight to the part
+      // buffer when it comes: no copy into the stream, no allocation (a small
+      // object is mostly such bytes).
+      // (Bytes beyond the Content-Length go the usual way, which fails them.)
+      if (rest.length > 0 && exchange.framing === "length" && rest.length <= exchange.remaining) this.held = rest;
+      else if (rest.length > 0 && !this.onBodyBytes(exchange, rest)) return false;
+      if (this.exchange !== exchange) return true; // that was the whole body
+      this.pause();
+      return false;
+    }
+    return rest.length > 0 ? this.onBodyBytes(exchange, rest) : true;
+  }
+
+  /** Body bytes that sit in scratch space: copied on (chunked framing undone). */
+  private onBodyBytes(exchange: Exchange, bytes: Buffer): boolean {
+    if (exchange.framing === "chunked") {
+      let done: boolean;
+      try {
+        done = exchange.chunks!.feed(bytes, (piece) => exchange.deliver(piece));
+      } catch (err) {
+        this.fail(err as Error);
+        return false;
+      }
+      if (done) this.endBody(exchange);
+      return true;
+    }
+    if (exchange.framing === "length" && bytes.length > exchange.remaining) {
+      this.fail(codedError("UND_ERR_RES_CONTENT_LENGTH_MISMATCH", "response body longer than its Content-Length"));
+      return false;
+    }
+    exchange.deliver(bytes);
+    exchange.remaining -= bytes.length;
+    if (exchange.framing === "length" && exchange.remaining === 0) this.endBody(exchange);
+    return true;
+  }
+
+  private endBody(exchange: Exchange): void {
+    this.exchange = undefined;
+    this.phase = "idle";
+    // An answer before the whole body was sent (an early error): the rest of
+    // the body would be read as the next request, so the connection goes.
+    if (exchange.keepAlive && !this.sending) this.owner.giveBack(this);
+    else this.destroy();
+    exchange.complete(true);
+  }
+}

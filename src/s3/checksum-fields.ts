@@ -1,0 +1,72 @@
+/** The checksum fields of S3 requests and answers: S3's names, the SDK's members, the x-amz-checksum-* headers. */
+
+/** The additional checksums S3 stores (x-amz-checksum-*), by S3's names. */
+export type ChecksumAlgorithm = "CRC32" | "CRC32C" | "CRC64NVME" | "SHA256";
+
+/** FULL_OBJECT: a CRC of all the bytes; COMPOSITE: a checksum of the part checksums, "-N". */
+export type ChecksumType = "FULL_OBJECT" | "COMPOSITE";
+
+/** A checksum as S3 carries it in headers and XML: base64 of the big-endian digest. */
+export interface ChecksumValue {
+  algorithm: ChecksumAlgorithm;
+  base64: string;
+}
+
+type ChecksumField = "ChecksumCRC32" | "ChecksumCRC32C" | "ChecksumCRC64NVME" | "ChecksumSHA256";
+
+const CHECKSUM_FIELDS: Record<ChecksumAlgorithm, ChecksumField> = {
+  CRC32: "ChecksumCRC32",
+  CRC32C: "ChecksumCRC32C",
+  CRC64NVME: "ChecksumCRC64NVME",
+  SHA256: "ChecksumSHA256",
+};
+
+/** The SDK input member that carries a checksum (sent as x-amz-checksum-<alg>, a header, never a trailer). */
+export function checksumInput(value: ChecksumValue | undefined): Partial<Record<ChecksumField, string>> {
+  return value ? { [CHECKSUM_FIELDS[value.algorithm]]: value.base64 } : {};
+}
+
+/** The checksum a response carries, if any (only one algorithm is stored per object). */
+export function checksumOutput(out: Partial<Record<ChecksumField, string>> & { ChecksumType?: string }): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
+  for (const [algorithm, field] of Object.entries(CHECKSUM_FIELDS) as [ChecksumAlgorithm, ChecksumField][]) {
+    const base64 = out[field];
+    if (base64) {
+      const type = out.ChecksumType === "FULL_OBJECT" || out.ChecksumType === "COMPOSITE" ? out.ChecksumType : undefined;
+      // Without a type, a value with "-N" is a multipart composite; otherwise it covers the whole object.
+      return { checksum: { algorithm, base64 }, checksumType: type ?? (/-\d+$/.test(base64) ? "COMPOSITE" : "FULL_OBJECT") };
+    }
+  }
+  return {};
+}
+
+/** The checksum named by a response's x-amz-checksum-* headers (lower-case names), and its type. */
+export function checksumFromHeaders(headers: Record<string, string>): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
+  return checksumOutput({
+    ChecksumCRC32: headers["x-amz-checksum-crc32"],
+    ChecksumCRC32C: headers["x-amz-checksum-crc32c"],
+    ChecksumCRC64NVME: headers["x-amz-checksum-crc64nvme"],
+    ChecksumSHA256: headers["x-amz-checksum-sha256"],
+    ChecksumType: headers["x-amz-checksum-type"],
+  });
+}
+
+/** The header that carries a PUT's checksum for the server to check (as the SDK writes it). */
+export function addChecksumHeader(headers: Record<string, string>, checksum: ChecksumValue | undefined): void {
+  if (checksum) headers[`x-amz-checksum-${checksum.algorithm.toLowerCase()}`] = checksum.base64;
+}
+
+/** What a PUT or UploadPart asks of its answer's checksum: `echoed` hears the value the server sent back, if any. */
+export interface ChecksumCall {
+  checksum?: ChecksumValue;
+  /**
+   * Called with the checksum the server echoed (AWS returns the value it
+   * checked; a server that ignores x-amz-checksum-* returns none): how an
+   * uploader learns whether its checksum was checked at all.
+   */
+  echoed?: (value: ChecksumValue | undefined) => void;
+}
+
+export interface MultipartChecksum {
+  algorithm: ChecksumAlgorithm;
+  type: ChecksumType;
+}

@@ -1,0 +1,94 @@
+import type { Readable } from "node:stream";
+import { ResponseBody } from "../net/response-body.js";
+
+/**
+ * A GET's body into the caller's memory: a part buffer, or 1 MiB slices
+ * written out as they fill. A ResponseBody (s3x's request handler) is read
+ * with `readInto`/`readSlice`, which let the socket fill the buffer with no
+ * copy; any other stream is copied chunk by chunk.
+ */
+
+/** Where a GET's body lands. */
+export interface BodyDestination {
+  /** The bytes land here, from `offset` on (unless `slices` is given). */
+  target: Buffer;
+  offset: number;
+  /** The body goes to these slices as it arrives, instead of to `target`. */
+  slices?: BodySlices;
+  onBytes?: (n: number) => void;
+}
+
+/**
+ * Where a ranged GET's body goes when it is written out as it arrives
+ * instead of held whole: the slice being filled (and how much of it holds
+ * bytes already), and `full` to hand a filled slice on, resolving when the
+ * next may be filled. The caller counts landed bytes through `onBytes`.
+ */
+export interface BodySlices {
+  current(): { buffer: Buffer; filled: number };
+  full(): Promise<void>;
+}
+
+/** Reads a GET's body (`expected` bytes) into the destination's target or slices; returns the bytes that arrived. */
+export function readBody(body: unknown, req: BodyDestination, expected: number): Promise<number> {
+  if (req.slices) return body instanceof ResponseBody ? readSlices(body, req.slices, expected, req.onBytes) : copyStreamToSlices(body as Readable, req.slices, expected, req.onBytes);
+  if (body instanceof ResponseBody) return body.readInto(req.target.subarray(0, req.offset + expected), req.offset, req.onBytes);
+  return copyStream(body as Readable, req.target, req.offset, req.onBytes);
+}
+
+async function readSlices(body: ResponseBody, slices: BodySlices, expected: number, onBytes?: (n: number) => void): Promise<number> {
+  let got = 0;
+  while (got < expected) {
+    const { buffer, filled } = slices.current();
+    if (filled === buffer.length) {
+      await slices.full(); // filled by an earlier attempt that ended right there
+      continue;
+    }
+    const rest = expected - got;
+    if (rest <= buffer.length - filled) {
+      // The last slice: read to the end of the body (a slice would pause the
+      // source at its last byte, before the end of the response is seen).
+      const n = await body.readInto(buffer.subarray(0, filled + rest), filled, onBytes);
+      got += n;
+      if (filled + n === buffer.length) await slices.full();
+      break;
+    }
+    const n = await body.readSlice(buffer, filled, onBytes);
+    got += n;
+    if (filled + n < buffer.length) break; // the body ended early: the caller reports it short
+    await slices.full();
+  }
+  return got;
+}
+
+async function copyStreamToSlices(stream: Readable, slices: BodySlices, expected: number, onBytes?: (n: number) => void): Promise<number> {
+  let got = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (got + chunk.length > expected) throw new Error("response body longer than the requested range");
+    for (let taken = 0; taken < chunk.length; ) {
+      const { buffer, filled } = slices.current();
+      if (filled === buffer.length) {
+        await slices.full();
+        continue;
+      }
+      const n = Math.min(buffer.length - filled, chunk.length - taken);
+      chunk.copy(buffer, filled, taken, taken + n);
+      taken += n;
+      got += n;
+      onBytes?.(n);
+      if (filled + n === buffer.length) await slices.full();
+    }
+  }
+  return got;
+}
+
+async function copyStream(stream: Readable, target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
+  let position = offset;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (position + chunk.length > target.length) throw new Error("response body longer than the requested range");
+    chunk.copy(target, position);
+    position += chunk.length;
+    onBytes?.(chunk.length);
+  }
+  return position - offset;
+}
