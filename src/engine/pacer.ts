@@ -19,7 +19,7 @@
  *
  * Why not the SDK's StandardRetryStrategy (@smithy/core 3.41, whose retry
  * middleware s3/client.ts removes): it decides retries of SDK commands, and
- * most of s3x's requests are its own (s3/direct.ts) with per-attempt resume
+ * most of s3x's requests are its own (s3/request.ts) with per-attempt resume
  * and routing (engine/retry.ts). It has no limit on attempts in flight, and
  * its bucket differs (3 attempts; 14 tokens per transient or 5xx retry, 5 per
  * throttle; 50 ms / 1 s backoff bases; its backoff sleep ignores any abort

@@ -100,7 +100,7 @@ export interface RetryHooks {
  * Each attempt runs with routing hints for the HTTP handler (net/routing.ts):
  * the addresses earlier attempts failed on are avoided while another one is
  * available, and the address used is remembered for the error message. The
- * hints reach the request only if `attempt` sends it (s3/send.ts) before its
+ * hints reach the request only if `attempt` sends it (s3/request.ts) before its
  * first `await`, as every s3x operation does. With a pacer, every attempt
  * waits for a slot under the endpoint's adaptive limit and every retry pays
  * into the endpoint's token bucket.

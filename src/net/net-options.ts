@@ -21,7 +21,7 @@ export interface NetOptions {
   /** Receives one line per notable event (address marked bad, retired, added) for --debug. */
   debug?: (line: string) => void;
   /**
-   * Plain-HTTP requests go over s3x's own connections (net/raw-http) unless
+   * Plain-HTTP requests go over s3x's own connections (net/http1) unless
    * this is false; then every request goes through undici, as over TLS.
    */
   ownHttp?: boolean;

@@ -4,7 +4,7 @@ import type { TrackedRequest } from "./stragglers.js";
  * Per-attempt routing between the retry loop and the HTTP handler. The AWS
  * SDK sits between them and passes nothing of ours through, so the hints
  * ride on the command input under a symbol, as the abort signal does (see
- * s3/send.ts): a middleware copies them onto the HTTP request, where the
+ * s3/request.ts): a middleware copies them onto the HTTP request, where the
  * handler reads which addresses to avoid (those that just failed this
  * request) and writes down the address it chose, so a failure can name it
  * even when the SDK turned the HTTP response into an error object that has

@@ -4,7 +4,7 @@ import { SignatureV4 } from "@smithy/signature-v4";
 import type { SourceData } from "@smithy/types";
 
 /**
- * AWS Signature Version 4 for the requests s3x builds itself (s3/direct.ts:
+ * AWS Signature Version 4 for the requests s3x builds itself (s3/request.ts:
  * object GETs and PUTs, UploadPart's partNumber/uploadId query) and for
  * presigned URLs (s3/presign.ts), by the SDK's own signer,
  * @smithy/signature-v4, one per credentials, region and service so its

@@ -45,7 +45,7 @@ describe("s3x cp (integration, real radosgw)", function () {
     ["100 MiB in 5 MiB parts", 100 * MiB + 777],
   ];
 
-  // Over plain HTTP s3x sends requests on its own connections (net/raw-http);
+  // Over plain HTTP s3x sends requests on its own connections (net/http1);
   // over TLS, as to AWS, through undici. S3X_HTTP_CLIENT=undici puts every
   // request of a plain-HTTP run on undici, so both clients are tested here.
   const clients: [string, NodeJS.ProcessEnv][] = [

@@ -51,7 +51,7 @@ describe("engine/download (integration, radosgw): objects listed with one size, 
   it("asks for a small listed object whole, in one request", async () => {
     const data = randomBytes(64 * KiB);
     await putTestObject(s3, bucket, "exact", data);
-    // Twice: the first GET of a bucket goes through the SDK, the next ones direct (s3/direct.ts).
+    // Twice: the first GET of a bucket goes through the SDK, the next ones direct (s3/request.ts).
     for (let i = 0; i < 2; i++) {
       const got = await download("exact", data.length);
       assert.ok(got.bytes.equals(data));

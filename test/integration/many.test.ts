@@ -136,7 +136,7 @@ describe("s3x cp --recursive, sync, ls, rm (integration, real radosgw)", functio
 
   it("downloads keys with every character class a URL path escapes, signed by s3x itself after the SDK's first GET", async () => {
     // The first key's GET goes through the SDK and teaches the route; every later one
-    // is built and signed by s3/direct.ts (radosgw checks each signature).
+    // is built and signed by s3/request.ts (radosgw checks each signature).
     const keys = ["esc/a b+c%20d&e=f?g#h.bin", "esc/!'()*~-_.bin", "esc/ünïcødé 日本/naïve.bin", "esc/semi;colon,comma:at@dollar$.bin", "esc/tab\there.bin"];
     const bodies = new Map(keys.map((k) => [k.slice("esc/".length), randomBytes(1000 + k.length)]));
     for (const key of keys) await putTestObject(s3, bucket, key, bodies.get(key.slice("esc/".length))!);
