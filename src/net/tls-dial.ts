@@ -62,3 +62,9 @@ export class TlsDialer {
     return socket;
   }
 }
+
+/** How a connection's handshake went, for --debug: "TLSv1.3, session resumed, ALPN http/1.1". */
+export function tlsSummary(socket: TLSSocket): string {
+  const resumed = socket.isSessionReused() ? "session resumed" : "full handshake";
+  return `${socket.getProtocol() ?? "?"}, ${resumed}, ALPN ${socket.alpnProtocol || "none"}`;
+}

@@ -1,10 +1,12 @@
 import { connect, isIP, type Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import type { FrontEndAddress } from "../pools.js";
 import { codedError } from "../failures.js";
 import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
 import { CRLFCRLF, parseHead, type ParsedHead } from "./response-head.js";
 import type { Exchange } from "./exchange.js";
 import { noteSocketBytes } from "../garbage.js";
+import { tlsSummary } from "../tls-dial.js";
 
 /** Header reads (and chunked or error bodies) go through this much scratch space per connection. */
 const SCRATCH_BYTES = 64 * 1024;
@@ -16,6 +18,8 @@ export interface RawTimeouts {
   firstByteTimeoutMs: number;
   stallTimeoutMs: number;
   connectionsPerAddress: number;
+  /** Receives one line per new TLS connection (--debug): the client, the protocol, whether the session resumed. */
+  debug?: (line: string) => void;
 }
 
 /** What a connection needs of the pool that keeps it (net/http1/pool.ts). */
@@ -79,6 +83,7 @@ export class RawConnection {
       this.socket.resume();
     }
     const onConnect = (): void => {
+      if (tls) this.noteTls(port);
       if (this.phase === "connecting") this.phase = this.exchange ? (this.sending ? "sending" : "headers") : "idle";
       this.socket.setTimeout(this.phase === "sending" ? owner.timeouts.stallTimeoutMs : this.exchange ? owner.timeouts.firstByteTimeoutMs : IDLE_TIMEOUT_MS);
     };
@@ -91,6 +96,13 @@ export class RawConnection {
     this.socket.on("error", (err) => this.fail(err));
     this.socket.on("end", () => this.onEnd());
     this.socket.on("close", () => this.onEnd());
+  }
+
+  /** A --debug line per TLS connection: that it is s3x's own client's, and how its handshake went. */
+  private noteTls(port: number): void {
+    const debug = this.owner.timeouts.debug;
+    if (!debug) return;
+    debug(`${this.address.address}:${port}: TLS connection of s3x's HTTP/1.1 client (${tlsSummary(this.socket as TLSSocket)})`);
   }
 
   get usable(): boolean {
