@@ -147,9 +147,9 @@ function tlsSettingsOf(args: CommonArgs, endpointUrl: string | undefined): TlsSe
 }
 
 /**
- * $S3X_HTTP_CLIENT: "own" (default) sends plain-HTTP requests over s3x's own
- * HTTP/1.1 connections; "undici" sends every request through undici, as over
- * TLS — a fallback should an S3-compatible server disagree with the former.
+ * $S3X_HTTP_CLIENT: "own" (default) sends requests over s3x's own HTTP/1.1
+ * connections, plain or TLS; "undici" sends every request through undici —
+ * a fallback should an S3-compatible server disagree with the former.
  */
 function httpClientOf(): "own" | "undici" {
   const given = process.env.S3X_HTTP_CLIENT ?? "own";

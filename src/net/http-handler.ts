@@ -12,9 +12,9 @@ import { bodyLength } from "./upload-slices.js";
 /**
  * The request handler every S3 request goes through, the SDK's and s3x's
  * own signed ones (s3/request.ts): it picks the front-end address, then the
- * transport (s3x's HTTP/1.1 client over plain HTTP, undici over TLS or with
- * S3X_HTTP_CLIENT=undici), and both keep the address's books through one
- * RequestAccounting. Signing, XML and errors stay above, in s3/.
+ * transport (s3x's HTTP/1.1 client over plain HTTP and TLS alike, undici for
+ * stream bodies or with S3X_HTTP_CLIENT=undici), and both keep the address's
+ * books through one RequestAccounting. Signing, XML and errors stay above, in s3/.
  */
 export class PooledRequestHandler implements RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
   readonly metadata = { handlerProtocol: "http/1.1" };
@@ -56,12 +56,12 @@ export class PooledRequestHandler implements RequestHandler<HttpRequest, HttpRes
     if (!hasHeader(headers, "host")) {
       headers.host = (protocol === "http:" && port === 80) || (protocol === "https:" && port === 443) ? request.hostname : `${request.hostname}:${port}`;
     }
-    // Over plain HTTP, every request takes s3x's own connections
-    // (net/http1): object bodies are read straight into the part buffer,
-    // each request costs less CPU than through undici, and a run that never
-    // opens an undici connection never compiles its WebAssembly HTTP parser
-    // (~0.1 CPU-s). TLS sockets cannot offer that.
-    if (this.raw && protocol === "http:" && RAW_METHODS.has(request.method)) {
+    // Over plain HTTP and TLS alike, every request takes s3x's own
+    // connections (net/http1): object bodies land straight in the part
+    // buffer (over TLS, one copy of each decrypted chunk), each request
+    // costs less CPU than through undici, and a run that never opens an
+    // undici connection never compiles its WebAssembly HTTP parser (~0.1 CPU-s).
+    if (this.raw && (protocol === "http:" || protocol === "https:") && RAW_METHODS.has(request.method)) {
       const body = bodyBytes(request.body);
       if (body !== null) {
         const expectedBytes = Math.max(body?.byteLength ?? 0, rangeLength(headers));

@@ -21,8 +21,8 @@ export interface NetOptions {
   /** Receives one line per notable event (address marked bad, retired, added) for --debug. */
   debug?: (line: string) => void;
   /**
-   * Plain-HTTP requests go over s3x's own connections (net/http1) unless
-   * this is false; then every request goes through undici, as over TLS.
+   * Requests go over s3x's own connections (net/http1), plain HTTP and TLS
+   * alike, unless this is false; then every request goes through undici.
    */
   ownHttp?: boolean;
   /** How an https endpoint's certificate is checked; undefined: Node's defaults. */

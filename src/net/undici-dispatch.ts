@@ -10,8 +10,8 @@ import { RequestAccounting } from "./request-accounting.js";
 import { bodyLength, sentInSlices, UPLOAD_SLICE_BYTES } from "./upload-slices.js";
 
 /**
- * Sends one request on the chosen address's undici pool (every request over
- * TLS, and all of them with S3X_HTTP_CLIENT=undici) and resolves as soon as
+ * Sends one request on the chosen address's undici pool (a request whose
+ * body is a stream, and all of them with S3X_HTTP_CLIENT=undici) and resolves as soon as
  * the response headers arrive; the body then flows into a ResponseBody. The
  * address's books are kept by the same RequestAccounting as net/http1's.
  */

@@ -1,9 +1,12 @@
 import { connect, isIP, type Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import type { FrontEndAddress } from "../pools.js";
 import { codedError } from "../failures.js";
 import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
 import { CRLFCRLF, parseHead, type ParsedHead } from "./response-head.js";
 import type { Exchange } from "./exchange.js";
+import { noteSocketBytes } from "../garbage.js";
+import { tlsSummary } from "../tls-dial.js";
 
 /** Header reads (and chunked or error bodies) go through this much scratch space per connection. */
 const SCRATCH_BYTES = 64 * 1024;
@@ -15,6 +18,8 @@ export interface RawTimeouts {
   firstByteTimeoutMs: number;
   stallTimeoutMs: number;
   connectionsPerAddress: number;
+  /** Receives one line per new TLS connection (--debug): the client, the protocol, whether the session resumed. */
+  debug?: (line: string) => void;
 }
 
 /** What a connection needs of the pool that keeps it (net/http1/pool.ts). */
@@ -49,31 +54,55 @@ export class RawConnection {
   private held: Buffer | undefined;
   private paused = false;
   private destroyed = false;
+  /** Over TLS: the rest of a decrypted chunk that came while reads had to stop; goes first on resume. */
+  private unread: Buffer | undefined;
 
   constructor(
     private readonly owner: ConnectionOwner,
     readonly address: FrontEndAddress,
     port: number,
+    /** Over TLS: a socket already connected (a probe's), else one is dialled. */
+    spare?: Socket,
   ) {
     const host = address.address;
-    this.socket = connect({
-      host,
-      port,
-      family: isIP(host) || undefined,
-      noDelay: true,
-      onread: { buffer: () => this.nextBuffer(), callback: (n: number, buf: Uint8Array) => this.onRead(n, buf) },
-    });
-    // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
-    this.socket.resume();
-    this.socket.setTimeout(owner.timeouts.connectTimeoutMs);
-    this.socket.on("connect", () => {
+    const tls = address.tls;
+    if (tls) {
+      // A TLS socket has no `onread` (its reads are decrypted into buffers of
+      // its own): each chunk is copied once into where `nextBuffer` says.
+      this.socket = spare ?? tls.dial(host, port);
+      this.socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    } else {
+      this.socket = connect({
+        host,
+        port,
+        family: isIP(host) || undefined,
+        noDelay: true,
+        onread: { buffer: () => this.nextBuffer(), callback: (n: number, buf: Uint8Array) => this.onRead(n, buf) },
+      });
+      // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
+      this.socket.resume();
+    }
+    const onConnect = (): void => {
+      if (tls) this.noteTls(port);
       if (this.phase === "connecting") this.phase = this.exchange ? (this.sending ? "sending" : "headers") : "idle";
       this.socket.setTimeout(this.phase === "sending" ? owner.timeouts.stallTimeoutMs : this.exchange ? owner.timeouts.firstByteTimeoutMs : IDLE_TIMEOUT_MS);
-    });
+    };
+    if (spare) onConnect();
+    else {
+      this.socket.setTimeout(owner.timeouts.connectTimeoutMs);
+      this.socket.on(tls ? "secureConnect" : "connect", onConnect);
+    }
     this.socket.on("timeout", () => this.onTimeout());
     this.socket.on("error", (err) => this.fail(err));
     this.socket.on("end", () => this.onEnd());
     this.socket.on("close", () => this.onEnd());
+  }
+
+  /** A --debug line per TLS connection: that it is s3x's own client's, and how its handshake went. */
+  private noteTls(port: number): void {
+    const debug = this.owner.timeouts.debug;
+    if (!debug) return;
+    debug(`${this.address.address}:${port}: TLS connection of s3x's HTTP/1.1 client (${tlsSummary(this.socket as TLSSocket)})`);
   }
 
   get usable(): boolean {
@@ -156,6 +185,11 @@ export class RawConnection {
       // Delivered before any further read can reuse the scratch space.
       if (!this.onBodyBytes(exchange, held) || this.exchange !== exchange || this.paused) return;
     }
+    const unread = this.unread;
+    if (unread && exchange) {
+      this.unread = undefined;
+      if (!this.feed(unread) || this.exchange !== exchange || this.paused) return;
+    }
     this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
     this.socket.resume();
   }
@@ -164,6 +198,7 @@ export class RawConnection {
     if (this.destroyed) return;
     this.destroyed = true;
     this.held = undefined;
+    this.unread = undefined;
     this.owner.forget(this);
     this.socket.destroy();
     const exchange = this.exchange;
@@ -217,6 +252,40 @@ export class RawConnection {
     this.direct = false;
     if (this.phase === "headers" || this.phase === "sending") return this.scratch.subarray(this.headerBytes);
     return this.scratch;
+  }
+
+  /**
+   * A decrypted chunk of a TLS socket, placed piece by piece as `onread`
+   * would: into the part buffer (one copy, the only one) or scratch space.
+   * Body bytes bound for the stream are handed over as they are.
+   */
+  private onData(chunk: Buffer): void {
+    // Each chunk is a fresh Buffer, garbage once placed (see net/garbage.ts).
+    noteSocketBytes(chunk.length);
+    if (!this.feed(chunk) && !this.destroyed) this.socket.pause();
+  }
+
+  /** Returns false when reading must stop; what is left of `chunk` then waits in `unread`. */
+  private feed(chunk: Buffer): boolean {
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.paused) {
+        // The consumer is not ready: the rest waits here, not copied into the stream.
+        this.unread = chunk.subarray(offset);
+        return false;
+      }
+      const target = this.nextBuffer();
+      const bodyToStream = this.phase === "body" && !this.direct;
+      const n = bodyToStream ? chunk.length - offset : Math.min(target.byteLength, chunk.length - offset);
+      const piece = bodyToStream ? chunk.subarray(offset) : target;
+      if (!bodyToStream) chunk.copy(target, 0, offset, offset + n);
+      offset += n;
+      if (!this.onRead(n, piece)) {
+        if (!this.destroyed && offset < chunk.length) this.unread = chunk.subarray(offset);
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Returns false to stop reading (the consumer is not ready for more). */

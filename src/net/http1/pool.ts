@@ -19,7 +19,7 @@ export class RawPools implements ConnectionOwner {
       const conn = list.pop()!;
       if (conn.usable) return { conn, reused: true };
     }
-    const conn = new RawConnection(this, address, port);
+    const conn = new RawConnection(this, address, port, address.takeTlsSpare());
     this.open.add(conn);
     return { conn, reused: false };
   }

@@ -8,9 +8,9 @@ import type { RawPools } from "./pool.js";
 import { mayResend } from "./resend.js";
 
 /**
- * s3x's own HTTP/1.1 client for every request over plain HTTP: ranged GETs
- * and part uploads above all, and the rest (HEAD, POST, DELETE) so that such
- * a run never needs undici (over TLS, undici carries everything).
+ * s3x's own HTTP/1.1 client for every request, over plain HTTP and TLS:
+ * ranged GETs and part uploads above all, and the rest (HEAD, POST, DELETE)
+ * so that a run never needs undici (S3X_HTTP_CLIENT=undici sends all through it).
  *
  * Why: with undici every socket read is a fresh Buffer that is parsed,
  * handed through its dispatcher and then copied into the part buffer; on

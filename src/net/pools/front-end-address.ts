@@ -1,7 +1,8 @@
 // One front-end address of a host: its health (AddressHealth) and its connections (undici pool, probe).
-import { isIP } from "node:net";
+import { isIP, type Socket } from "node:net";
 import { buildConnector, Pool } from "undici";
 import type { NetOptions } from "../net-options.js";
+import { TlsDialer } from "../tls-dial.js";
 import { AddressHealth } from "./address-health.js";
 import { ConnectTimes } from "./connect-times.js";
 import { ConnectProbe, connectPlain } from "./connect-probe.js";
@@ -24,6 +25,10 @@ export class FrontEndAddress extends AddressHealth {
   private readonly connectTimeoutMs: number;
   private readonly prober = new ConnectProbe();
   private closed = false;
+  /** Whether probes over TLS dial with `tls` (s3x's own client takes their sockets) rather than undici's connector. */
+  private readonly ownHttp: boolean;
+  /** TLS connects for s3x's own HTTP/1.1 client (net/http1) and the probes; undefined over plain HTTP. */
+  readonly tls: TlsDialer | undefined;
 
   constructor(
     address: string,
@@ -37,6 +42,8 @@ export class FrontEndAddress extends AddressHealth {
     const host = isIP(address) === 6 ? `[${address}]` : address;
     // TLS must verify the endpoint's name, not the address we dialled.
     this.connectTimeoutMs = options.connectTimeoutMs;
+    this.ownHttp = options.ownHttp !== false;
+    this.tls = protocol === "https:" ? new TlsDialer(serverName, options.tls) : undefined;
     this.connectorOptions = {
       timeout: options.connectTimeoutMs,
       servername: isIP(serverName) ? undefined : serverName,
@@ -57,8 +64,8 @@ export class FrontEndAddress extends AddressHealth {
 
   /**
    * undici's keep-alive pool to this address, for requests that do not go
-   * over s3x's own connections (TLS, S3X_HTTP_CLIENT=undici). Built at first
-   * use: over plain HTTP no request needs it, and loading undici's HTTP/1 and
+   * over s3x's own connections (stream bodies, S3X_HTTP_CLIENT=undici). Built at first
+   * use: most runs never need it, and loading undici's HTTP/1 and
    * HTTP/2 clients is a noticeable part of a short command's start-up.
    */
   get pool(): Pool {
@@ -67,8 +74,8 @@ export class FrontEndAddress extends AddressHealth {
   }
 
   /**
-   * undici's connector, built at first use: over plain HTTP only the undici
-   * pool needs it (probes connect with net.connect), and loading it brings
+   * undici's connector, built at first use: only the undici pool (and its
+   * probes) needs it; s3x's own client's probes connect with net.connect or TlsDialer, and loading it brings
    * node:http and undici's core, ~10 ms of every short command.
    */
   private get connector(): Connector {
@@ -110,10 +117,25 @@ export class FrontEndAddress extends AddressHealth {
     const target = { hostname: this.address, host: `${this.address}:${this.port}`, protocol: this.protocol, port: String(this.port), localAddress: null };
     this.prober.start(
       target,
-      (t, onConnect) => (this.protocol === "http:" ? connectPlain(t, this.connectTimeoutMs, onConnect) : this.connector(t, onConnect)),
+      (t, onConnect) => {
+        if (this.protocol === "http:") return connectPlain(t, this.connectTimeoutMs, onConnect);
+        // Over TLS, s3x's own client dials without undici (never loaded then), and its first connection resumes the probe's session.
+        if (this.tls && this.ownHttp) return this.tls.probe(this.address, this.port, this.connectTimeoutMs, onConnect);
+        return this.connector(t, onConnect);
+      },
       (err) => this.noteConnect(startedAt, err),
       () => !(this.closed || this.retired),
     );
+  }
+
+  /**
+   * The probe's connected TLS socket, for s3x's own client's first
+   * connection to this address (its handshake is then not paid twice).
+   * Over plain HTTP that client reads with `onread`, which only a socket
+   * it opens itself can have: none is handed over.
+   */
+  takeTlsSpare(): Socket | undefined {
+    return this.tls ? this.prober.take() : undefined;
   }
 
   override retire(): void {

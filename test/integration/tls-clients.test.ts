@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileHash, randomFile, runS3x } from "../support/cli.js";
+import { freshBucket, objectExists, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
+import { startTlsFront, type TlsFront } from "../support/tls-front.js";
+
+const MiB = 1024 * 1024;
+
+/** The --debug line net/http1 prints for each TLS connection it opens. */
+const OWN_TLS_CONNECTION = /s3x: debug: 127\.0\.0\.1:\d+: TLS connection of s3x's HTTP\/1\.1 client \(TLSv1\.[23], (full handshake|session resumed), ALPN (http\/1\.1|none)\)/;
+
+/**
+ * Both HTTP clients over TLS: s3x's own (net/http1, the default) and undici
+ * (S3X_HTTP_CLIENT=undici, the fallback), against the real server behind a
+ * TLS front with a self-signed certificate. The --debug lines show which
+ * client carried the requests, and that connections after the first resume
+ * the TLS session.
+ */
+describe("TLS endpoints through both HTTP clients: s3x's own and S3X_HTTP_CLIENT=undici (integration, real radosgw behind a TLS front)", function () {
+  let s3: TestS3;
+  let front: TlsFront;
+  let bucket: string;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+
+  before(async function () {
+    this.timeout(120_000);
+    s3 = await testS3();
+    bucket = await freshBucket(s3, "tls-clients");
+    dir = await mkdtemp(join(tmpdir(), "s3x-tls-clients-"));
+    front = await startTlsFront(s3.host, s3.port, dir);
+    env = { ...s3.env };
+    delete env.AWS_CA_BUNDLE;
+  });
+
+  after(async () => {
+    await front?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  for (const client of ["own", "undici"] as const) {
+    const s3x = (args: string[]) => runS3x([...args, "--endpoint-url", front.endpoint], { env: { ...env, S3X_HTTP_CLIENT: client } });
+    const own = client === "own";
+
+    it(`S3X_HTTP_CLIENT=${client}: round-trips a multipart upload and ranged downloads (file, stdout) over TLS with --ca-bundle${own ? ", on s3x's own connections, resuming the TLS session" : ", never on s3x's own connections"}`, async () => {
+      const key = `up-${client}.bin`;
+      const file = join(dir, key);
+      const hash = await randomFile(file, 12 * MiB + 3);
+      const common = ["--part-size", "5MiB", "--ca-bundle", front.certFile, "--debug"];
+      const up = await s3x(["cp", file, `s3://${bucket}/${key}`, "--multipart-threshold", "5MiB", ...common]);
+      assert.equal(up.code, 0, up.stderr);
+      assert.equal(await objectHash(s3, bucket, key), hash);
+      const back = join(dir, `back-${client}.bin`);
+      const down = await s3x(["cp", `s3://${bucket}/${key}`, back, ...common]);
+      assert.equal(down.code, 0, down.stderr);
+      assert.equal(await fileHash(back), hash);
+      const toStdout = await s3x(["cp", `s3://${bucket}/${key}`, "-", ...common]);
+      assert.equal(toStdout.code, 0, toStdout.stderr);
+      assert.equal(toStdout.stdout.length, 12 * MiB + 3);
+      for (const run of [up, down, toStdout]) {
+        if (own) {
+          assert.match(run.stderr, OWN_TLS_CONNECTION, run.stderr);
+          // The probe's handshake is the only full one a run needs; the part requests' connections resume its session.
+          assert.match(run.stderr, /TLS connection of s3x's HTTP\/1\.1 client \([^)]*session resumed/, run.stderr);
+        } else {
+          assert.doesNotMatch(run.stderr, /TLS connection of s3x's HTTP\/1\.1 client/, run.stderr);
+        }
+      }
+    });
+
+    it(`S3X_HTTP_CLIENT=${client}: refuses an untrusted certificate with one line naming --ca-bundle, and uploads nothing`, async () => {
+      const key = `refused-${client}.bin`;
+      const file = join(dir, key);
+      await randomFile(file, 12 * MiB);
+      const res = await s3x(["cp", file, `s3://${bucket}/${key}`, "--part-size", "5MiB", "--multipart-threshold", "5MiB"]);
+      assert.equal(res.code, 1, res.stderr);
+      assert.equal(res.stderr.trim().split("\n").length, 1, res.stderr);
+      assert.match(res.stderr, /self-signed and not trusted \(give it with --ca-bundle/);
+      assert.doesNotMatch(res.stderr, /after \d+ attempts/);
+      assert.equal(await objectExists(s3, bucket, key), false);
+      assert.equal(await openUploads(s3, bucket), 0);
+    });
+
+    it(`S3X_HTTP_CLIENT=${client}: with --no-verify-ssl, uploads and downloads without checking the certificate`, async () => {
+      const key = `unverified-${client}.bin`;
+      const file = join(dir, key);
+      const hash = await randomFile(file, 6 * MiB + 1);
+      const up = await s3x(["cp", file, `s3://${bucket}/${key}`, "--part-size", "5MiB", "--multipart-threshold", "5MiB", "--no-verify-ssl"]);
+      assert.equal(up.code, 0, up.stderr);
+      const back = join(dir, `unverified-back-${client}.bin`);
+      const down = await s3x(["cp", `s3://${bucket}/${key}`, back, "--part-size", "5MiB", "--no-verify-ssl"]);
+      assert.equal(down.code, 0, down.stderr);
+      assert.equal(await fileHash(back), hash);
+    });
+  }
+});

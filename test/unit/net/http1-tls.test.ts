@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSecureContext, createServer, type Server, type TLSSocket } from "node:tls";
+import { AddressResolver } from "../../../src/net/resolver.js";
+import { HostAddresses, DEFAULT_NET_OPTIONS, type NetOptions } from "../../../src/net/pools.js";
+import { RawPools } from "../../../src/net/http1/pool.js";
+import { rawRequest } from "../../../src/net/http1/request.js";
+import { ResponseBody } from "../../../src/net/response-body.js";
+import { makeCertificate } from "../../support/certificate.js";
+
+/**
+ * s3x's own HTTP/1.1 client over TLS, against a real `tls.createServer` on
+ * loopback with a throw-away certificate (for 127.0.0.1 and localhost)
+ * that answers with hand-written HTTP/1.1: part buffers filled from
+ * decrypted chunks, slices and backpressure, uploads, session resumption,
+ * the probe's socket taken over, and certificate checks.
+ */
+interface TlsServer {
+  server: Server;
+  port: number;
+  /** Per connection, in order: whether its handshake resumed a session. */
+  resumed: boolean[];
+  /** Request bodies received, in order. */
+  bodies: Buffer[];
+}
+
+const MiB = 1024 * 1024;
+
+/** Bytes no two positions share often, so a piece placed twice or out of order shows. */
+function patterned(size: number): Buffer {
+  const bytes = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) bytes[i] = (i * 7 + (i >>> 8) * 13) & 0xff;
+  return bytes;
+}
+
+const payload = patterned(3 * MiB + 5);
+
+describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets", function () {
+  let dir: string;
+  let cert: { certFile: string; keyFile: string };
+  let server: TlsServer | undefined;
+  let host: HostAddresses | undefined;
+  let pools: RawPools | undefined;
+
+  before(function () {
+    this.timeout(30_000);
+    dir = mkdtempSync(join(tmpdir(), "s3x-http1-tls-"));
+    cert = makeCertificate(dir);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    pools?.close();
+    await host?.close();
+    await new Promise<void>((resolve) => (server ? server.server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  /** Answers GETs with `body` (head and body in one write), and PUTs by keeping their bodies and answering 200. */
+  async function serve(body: Buffer): Promise<TlsServer> {
+    const s: TlsServer = { server: undefined as unknown as Server, port: 0, resumed: [], bodies: [] };
+    s.server = createServer({ cert: readFileSync(cert.certFile), key: readFileSync(cert.keyFile), ALPNProtocols: ["http/1.1"] }, (socket: TLSSocket) => {
+      s.resumed.push(socket.isSessionReused());
+      let pending = Buffer.alloc(0);
+      let want = -1;
+      socket.on("data", (data: Buffer) => {
+        pending = Buffer.concat([pending, data]);
+        for (;;) {
+          if (want < 0) {
+            const end = pending.indexOf("\r\n\r\n");
+            if (end < 0) return;
+            const head = pending.toString("latin1", 0, end);
+            want = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+            pending = pending.subarray(end + 4);
+            if (head.startsWith("GET")) {
+              socket.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`, "latin1"), body]));
+            }
+          }
+          if (pending.length < want) return;
+          if (want > 0) {
+            s.bodies.push(Buffer.from(pending.subarray(0, want)));
+            socket.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+          }
+          pending = pending.subarray(want);
+          want = -1;
+        }
+      });
+      socket.on("error", () => undefined);
+    });
+    s.server.on("tlsClientError", () => undefined);
+    await new Promise<void>((resolve) => s.server.listen(0, "127.0.0.1", resolve));
+    s.port = (s.server.address() as AddressInfo).port;
+    return s;
+  }
+
+  function trusting(extra: Partial<NetOptions> = {}): NetOptions {
+    return { ...DEFAULT_NET_OPTIONS, tls: { secureContext: createSecureContext({ ca: readFileSync(cert.certFile) }), verify: true }, ...extra };
+  }
+
+  function connectTo(s: TlsServer, name = "localhost", options = trusting()): { host: HostAddresses; pools: RawPools } {
+    host = new HostAddresses(name, "https:", s.port, options, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
+    pools = new RawPools(options);
+    return { host, pools };
+  }
+
+  async function get(s: TlsServer, fresh = false): Promise<ResponseBody> {
+    const response = await rawRequest({ pools: pools!, address: host!.addresses[0], host: host!, port: s.port }, { method: "GET", path: "/b/k", headers: { host: "localhost" }, body: undefined }, { expectedBytes: payload.length, fresh });
+    assert.equal(response.statusCode, 200);
+    return response.body as ResponseBody;
+  }
+
+  it("reads a body into the part buffer from decrypted chunks, keeps the connection, and a new connection resumes the TLS session", async () => {
+    server = await serve(payload);
+    connectTo(server);
+    for (let i = 0; i < 3; i++) {
+      const target = Buffer.alloc(payload.length);
+      assert.equal(await (await get(server)).readInto(target, 0), payload.length);
+      assert.ok(target.equals(payload), `request ${i}: the bytes as sent`);
+    }
+    assert.deepEqual(server.resumed, [false], "one kept-alive connection for three requests");
+    // A request that needs a new connection (net/nagle-workaround.ts): it resumes the first one's session.
+    const target = Buffer.alloc(payload.length);
+    await (await get(server, true)).readInto(target, 0);
+    assert.ok(target.equals(payload));
+    assert.deepEqual(server.resumed, [false, true]);
+    const stats = host!.stats()[0];
+    assert.equal(stats.requests, 4);
+    assert.equal(stats.errors, 0);
+    assert.equal(stats.inFlight, 0);
+  });
+
+  it("reads a body slice by slice, and through the stream, when the consumer comes late and reads slowly", async () => {
+    server = await serve(payload);
+    connectTo(server);
+    // Slices smaller than a decrypted chunk: the rest of each chunk waits for the next slice.
+    let body = await get(server);
+    await new Promise((resolve) => setImmediate(resolve));
+    const sliced = Buffer.alloc(payload.length);
+    let at = 0;
+    for (;;) {
+      const n = await body.readSlice(sliced.subarray(0, Math.min(sliced.length, at + 1000)), at);
+      if (n === 0) break;
+      at += n;
+    }
+    assert.equal(at, payload.length);
+    assert.ok(sliced.equals(payload));
+    body = await get(server);
+    const chunks: Buffer[] = [];
+    for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
+    assert.ok(Buffer.concat(chunks).equals(payload));
+    assert.deepEqual(server.resumed, [false], "the same connection served both");
+  });
+
+  it("sends a large PUT body slice by slice over TLS, counting each slice", async () => {
+    server = await serve(Buffer.alloc(0));
+    connectTo(server);
+    const response = await rawRequest({ pools: pools!, address: host!.addresses[0], host: host!, port: server.port }, { method: "PUT", path: "/b/k?partNumber=1&uploadId=u", headers: { host: "localhost" }, body: payload }, { expectedBytes: payload.length });
+    assert.equal(response.statusCode, 200);
+    assert.equal(server.bodies.length, 1);
+    assert.ok(server.bodies[0].equals(payload));
+    assert.equal(host!.stats()[0].errors, 0);
+  });
+
+  it("takes over the probe's connected socket for its first request (no second handshake, no undici)", async () => {
+    server = await serve(payload.subarray(0, 1000));
+    connectTo(server);
+    await host!.firstContact();
+    assert.equal(host!.addresses[0].reachability, "up");
+    const target = Buffer.alloc(1000);
+    assert.equal(await (await get(server)).readInto(target, 0), 1000);
+    assert.deepEqual(server.resumed, [false], "the probe's connection carried the request");
+  });
+
+  it("refuses a certificate nobody trusts, or one for another name, and accepts any with verification off", async () => {
+    server = await serve(payload.subarray(0, 10));
+    connectTo(server, "localhost", { ...DEFAULT_NET_OPTIONS, tls: { verify: true } });
+    await assert.rejects(get(server), (err: Error & { code?: string }) => err.code === "DEPTH_ZERO_SELF_SIGNED_CERT");
+    pools!.close();
+    await host!.close();
+    // The certificate names 127.0.0.1 and localhost: checked against the endpoint's name, not the address dialled.
+    connectTo(server, "s3.test");
+    await assert.rejects(get(server), (err: Error & { code?: string }) => err.code === "ERR_TLS_CERT_ALTNAME_INVALID");
+    pools!.close();
+    await host!.close();
+    connectTo(server, "s3.test", { ...DEFAULT_NET_OPTIONS, tls: { verify: false } });
+    const target = Buffer.alloc(10);
+    assert.equal(await (await get(server)).readInto(target, 0), 10);
+  });
+});
