@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileHash, randomFile, runS3x } from "../support/cli.js";
-import { freshBucket, objectExists, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
-import { startTlsFront, type TlsFront } from "../support/tls-front.js";
+import { objectExists, objectHash, openUploads, type TestS3 } from "../support/s3-server.js";
+import { startTlsTestSetup, type TlsFront, type TlsTestSetup } from "../support/tls-front.js";
 
 const MiB = 1024 * 1024;
 
@@ -19,26 +17,21 @@ const OWN_TLS_CONNECTION = /s3x: debug: 127\.0\.0\.1:\d+: TLS connection of s3x'
  * the TLS session.
  */
 describe("TLS endpoints through both HTTP clients: s3x's own and S3X_HTTP_CLIENT=undici (integration, real radosgw behind a TLS front)", function () {
+  let setup: TlsTestSetup;
   let s3: TestS3;
   let front: TlsFront;
   let bucket: string;
   let dir: string;
+  /** The test environment without any CA bundle of the machine's. */
   let env: NodeJS.ProcessEnv;
 
   before(async function () {
     this.timeout(120_000);
-    s3 = await testS3();
-    bucket = await freshBucket(s3, "tls-clients");
-    dir = await mkdtemp(join(tmpdir(), "s3x-tls-clients-"));
-    front = await startTlsFront(s3.host, s3.port, dir);
-    env = { ...s3.env };
-    delete env.AWS_CA_BUNDLE;
+    setup = await startTlsTestSetup("tls-clients");
+    ({ s3, front, bucket, dir, env } = setup);
   });
 
-  after(async () => {
-    await front?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(async () => setup?.close());
 
   for (const client of ["own", "undici"] as const) {
     const s3x = (args: string[]) => runS3x([...args, "--endpoint-url", front.endpoint], { env: { ...env, S3X_HTTP_CLIENT: client } });

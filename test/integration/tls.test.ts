@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileHash, randomFile, runS3x } from "../support/cli.js";
-import { freshBucket, objectExists, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
-import { startTlsFront, type TlsFront } from "../support/tls-front.js";
+import { objectExists, objectHash, openUploads, type TestS3 } from "../support/s3-server.js";
+import { startTlsTestSetup, type TlsFront, type TlsTestSetup } from "../support/tls-front.js";
 
 const MiB = 1024 * 1024;
 
@@ -15,6 +14,7 @@ const MiB = 1024 * 1024;
  * real handshake.
  */
 describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integration, real radosgw behind a TLS front)", function () {
+  let setup: TlsTestSetup;
   let s3: TestS3;
   let front: TlsFront;
   let bucket: string;
@@ -24,18 +24,11 @@ describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integrati
 
   before(async function () {
     this.timeout(120_000);
-    s3 = await testS3();
-    bucket = await freshBucket(s3, "tls");
-    dir = await mkdtemp(join(tmpdir(), "s3x-tls-"));
-    front = await startTlsFront(s3.host, s3.port, dir);
-    env = { ...s3.env };
-    delete env.AWS_CA_BUNDLE;
+    setup = await startTlsTestSetup("tls");
+    ({ s3, front, bucket, dir, env } = setup);
   });
 
-  after(async () => {
-    await front?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(async () => setup?.close());
 
   const s3x = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
     runS3x([...args, "--endpoint-url", front.endpoint], { env: { ...env, ...extraEnv } });

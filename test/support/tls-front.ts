@@ -1,7 +1,11 @@
 import { readFileSync } from "node:fs";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { createServer } from "node:tls";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { makeCertificate } from "./certificate.js";
+import { freshBucket, testS3, type TestS3 } from "./s3-server.js";
 
 /**
  * A TLS front for the S3 server: it terminates TLS with a throw-away
@@ -46,5 +50,36 @@ export async function startTlsFront(targetHost: string, targetPort: number, dir:
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** What a TLS test file shares: the server, its bucket, a scratch directory, the front, and an environment without the machine's CA bundle. */
+export interface TlsTestSetup {
+  s3: TestS3;
+  bucket: string;
+  dir: string;
+  front: TlsFront;
+  env: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+/** The shared test server behind a fresh TLS front, with a fresh bucket named after `name`. */
+export async function startTlsTestSetup(name: string): Promise<TlsTestSetup> {
+  const s3 = await testS3();
+  const bucket = await freshBucket(s3, name);
+  const dir = await mkdtemp(join(tmpdir(), `s3x-${name}-`));
+  const front = await startTlsFront(s3.host, s3.port, dir);
+  const env = { ...s3.env };
+  delete env.AWS_CA_BUNDLE;
+  return {
+    s3,
+    bucket,
+    dir,
+    front,
+    env,
+    close: async () => {
+      await front.close();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }

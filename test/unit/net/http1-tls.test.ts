@@ -9,6 +9,7 @@ import { HostAddresses, DEFAULT_NET_OPTIONS, type NetOptions } from "../../../sr
 import { RawPools } from "../../../src/net/http1/pool.js";
 import { rawRequest } from "../../../src/net/http1/request.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
+import { readRequests } from "../../support/request-reader.js";
 import { makeCertificate } from "../../support/certificate.js";
 
 /**
@@ -63,31 +64,17 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
     const s: TlsServer = { server: undefined as unknown as Server, port: 0, resumed: [], bodies: [] };
     s.server = createServer({ cert: readFileSync(cert.certFile), key: readFileSync(cert.keyFile), ALPNProtocols: ["http/1.1"] }, (socket: TLSSocket) => {
       s.resumed.push(socket.isSessionReused());
-      let pending = Buffer.alloc(0);
-      let want = -1;
-      socket.on("data", (data: Buffer) => {
-        pending = Buffer.concat([pending, data]);
-        for (;;) {
-          if (want < 0) {
-            const end = pending.indexOf("\r\n\r\n");
-            if (end < 0) return;
-            const head = pending.toString("latin1", 0, end);
-            want = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-            pending = pending.subarray(end + 4);
-            if (head.startsWith("GET")) {
-              socket.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`, "latin1"), body]));
-            }
-          }
-          if (pending.length < want) return;
-          if (want > 0) {
-            s.bodies.push(Buffer.from(pending.subarray(0, want)));
-            socket.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
-          }
-          pending = pending.subarray(want);
-          want = -1;
-        }
-      });
-      socket.on("error", () => undefined);
+      readRequests(
+        socket,
+        (head, body) => {
+          if (head.startsWith("GET")) return;
+          s.bodies.push(body);
+          socket.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        },
+        (head) => {
+          if (head.startsWith("GET")) socket.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`, "latin1"), body]));
+        },
+      );
     });
     s.server.on("tlsClientError", () => undefined);
     await new Promise<void>((resolve) => s.server.listen(0, "127.0.0.1", resolve));

@@ -5,6 +5,7 @@ import { HostAddresses, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
 import { RawPools } from "../../../src/net/http1/pool.js";
 import { rawRequest } from "../../../src/net/http1/request.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
+import { readRequests } from "../../support/request-reader.js";
 
 /**
  * s3x's own HTTP/1.1 client against a real TCP server on loopback that
@@ -48,28 +49,14 @@ async function serveBodies(
   let connections = 0;
   const server = createServer((socket) => {
     connections++;
-    let pending = Buffer.alloc(0);
-    let want = -1;
     let answered = false;
-    socket.on("data", (data) => {
-      pending = Buffer.concat([pending, data]);
-      for (;;) {
-        if (want < 0) {
-          const end = pending.indexOf("\r\n\r\n");
-          if (end < 0) return;
-          const head = pending.toString("latin1", 0, end);
-          want = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-          pending = pending.subarray(end + 4);
-          answered = onHead(head, socket);
-        }
-        if (pending.length < want) return;
-        const body = pending.subarray(0, want);
-        pending = pending.subarray(want);
-        want = -1;
+    readRequests(
+      socket,
+      (_head, body) => {
         if (!answered) respond(body, socket);
-      }
-    });
-    socket.on("error", () => undefined);
+      },
+      (head) => (answered = onHead(head, socket)),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
