@@ -1,5 +1,6 @@
 import type { ChecksumValue } from "../../s3/operations.js";
 import { describeFailure } from "../../s3/errors.js";
+import { RequestError } from "../retry.js";
 
 /**
  * Whether the endpoint checks the additional checksums s3x sends, learnt
@@ -80,7 +81,8 @@ export class ChecksumSupport {
  * checksum checked and found wrong, the corruption the checksum is for.
  */
 export function isChecksumRefusal(err: unknown): boolean {
-  const { status, code } = describeFailure(err);
+  // Through the retry loop (a refusal is not retried) it arrives as a RequestError.
+  const { status, code } = err instanceof RequestError ? err.failure : describeFailure(err);
   if (code === "NotImplemented" || status === 501) return true;
   return status === 400 && (code === "InvalidRequest" || code === "InvalidArgument");
 }
