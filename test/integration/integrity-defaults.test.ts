@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { randomFile, runS3x, sha256, type RunResult } from "../support/cli.js";
 import { checksumHasher, FakeChecksumStore } from "../support/fake-checksum-store.js";
 import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from "../support/recording-proxy.js";
-import { carriesChecksum, startChecksumRefusingProxy } from "../support/checksum-refusing-proxy.js";
+import { carriesChecksum, carriesChecksumValue, startChecksumRefusingProxy } from "../support/checksum-refusing-proxy.js";
 import { freshBucket, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
 import { startTlsFront, type TlsFront } from "../support/tls-front.js";
 
@@ -180,6 +180,24 @@ describe("integrity defaults: the cheapest check the server verifies (integratio
     const asked = await runS3x(["cp", src, `s3://${bucket}/refused-asked.bin`, "--part-size", "5MiB", "--checksum-algorithm", "crc32c", "--endpoint-url", proxy.endpoint], { env });
     assert.equal(asked.code, 1, asked.stderr);
     assert.match(asked.stderr, /InvalidRequest/);
+    assert.equal(await openUploads(s3, bucket), 0);
+  });
+
+  it("a server that takes the algorithm at Create but refuses the parts' checksum values: the first part is resent without it, the rest go without, the upload succeeds", async () => {
+    const proxy = await startChecksumRefusingProxy(s3.host, s3.port, "values");
+    closers.push(() => proxy.close());
+    const src = join(dir, "refused-parts.bin");
+    const hash = await randomFile(src, 16 * MiB);
+    const res = await runS3x(["cp", src, `s3://${bucket}/refused-parts.bin`, "--part-size", "5MiB", "--endpoint-url", proxy.endpoint], { env });
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(proxy.answered.length, 1, "one refusal: the first part, sent alone");
+    assert.ok(isPart(proxy.answered[0]!));
+    const refusedAt = proxy.requests.indexOf(proxy.answered[0]!);
+    assert.deepEqual(proxy.requests.slice(refusedAt + 1).filter(carriesChecksumValue), [], "no checksum value after the refusal");
+    const parts = dataUploads(proxy).filter(isPart);
+    assert.equal(parts.length, 5, "4 parts, the refused one twice");
+    for (const part of parts) assert.match(payloadHash(part), HEX_SHA256);
+    assert.equal(await objectHash(s3, bucket, "refused-parts.bin"), hash);
     assert.equal(await openUploads(s3, bucket), 0);
   });
 

@@ -17,8 +17,19 @@ export function carriesChecksum(req: Pick<RecordedRequest, "headers">): boolean 
   return Object.keys(req.headers).some((name) => name.startsWith("x-amz-checksum-") && name !== "x-amz-checksum-mode");
 }
 
-export async function startChecksumRefusingProxy(targetHost: string, targetPort: number): Promise<RecordingProxy> {
+/** Whether a request carries a checksum value (x-amz-checksum-<alg>), not only an algorithm or type. */
+export function carriesChecksumValue(req: Pick<RecordedRequest, "headers">): boolean {
+  return Object.keys(req.headers).some((name) => /^x-amz-checksum-(crc32|crc32c|crc64nvme|sha1|sha256)$/.test(name));
+}
+
+/**
+ * `refuse`: "all" checksum headers (the default), or only checksum "values"
+ * on PUTs (a store that lets CreateMultipartUpload name an algorithm, and
+ * ignores it, but refuses the parts' checksums).
+ */
+export async function startChecksumRefusingProxy(targetHost: string, targetPort: number, refuse: "all" | "values" = "all"): Promise<RecordingProxy> {
   const proxy = await startRecordingProxy(targetHost, targetPort);
-  proxy.answer = (req) => (carriesChecksum(req) ? { status: 400, body: CHECKSUM_REFUSED_XML } : undefined);
+  const refused = refuse === "all" ? carriesChecksum : carriesChecksumValue;
+  proxy.answer = (req) => (refused(req) ? { status: 400, body: CHECKSUM_REFUSED_XML } : undefined);
   return proxy;
 }
