@@ -173,7 +173,9 @@ async function resumableUpload(
     }
     return { template };
   }
-  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum: options.checksum });
+  // A default checksum is dropped where the server ignores it, so an upload of this run's may have been created without it.
+  const checksum = options.checksumRequested ? options.checksum : "any";
+  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum });
   return { template, point };
 }
 

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,6 +8,7 @@ import { randomFile, runS3x, sha256, type RunResult } from "../support/cli.js";
 import { checksumHasher, FakeChecksumStore } from "../support/fake-checksum-store.js";
 import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from "../support/recording-proxy.js";
 import { carriesChecksum, carriesChecksumValue, startChecksumRefusingProxy } from "../support/checksum-refusing-proxy.js";
+import { startDropResponseProxy } from "../support/drop-response-proxy.js";
 import { freshBucket, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
 import { startTlsFront, type TlsFront } from "../support/tls-front.js";
 
@@ -198,6 +200,32 @@ describe("integrity defaults: the cheapest check the server verifies (integratio
     assert.equal(parts.length, 5, "4 parts, the refused one twice");
     for (const part of parts) assert.match(payloadHash(part), HEX_SHA256);
     assert.equal(await objectHash(s3, bucket, "refused-parts.bin"), hash);
+    assert.equal(await openUploads(s3, bucket), 0);
+  });
+
+  it("--resume with the default checksum continues an upload created without one (as uploads are where the server ignores it)", async () => {
+    const proxy = await startDropResponseProxy(s3.host, s3.port);
+    closers.push(() => proxy.close());
+    const src = join(dir, "resume.bin");
+    const hash = await randomFile(src, 15 * MiB);
+    const args = ["cp", src, `s3://${bucket}/resume.bin`, "--part-size", "5MiB", "--endpoint-url", proxy.endpoint];
+    // Run 1, created without a checksum: part 1 lands, the rest are held, and s3x is killed there.
+    proxy.holdPartsFrom(2);
+    const answeredBefore = proxy.answered.UploadPart;
+    const first = await runS3x([...args, "--checksum-algorithm", "none"], {
+      env,
+      onSpawn: (child: ChildProcess) => {
+        child.stdin!.end();
+        void proxy.until(() => proxy.answered.UploadPart > answeredBefore && proxy.held > 0).then(() => child.kill("SIGKILL"));
+      },
+    });
+    proxy.release();
+    assert.equal(first.signal, "SIGKILL", `expected the kill; the run ended first: ${first.stderr}`);
+    const second = await runS3x([...args, "--resume", "--json"], { env });
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stderr, /resuming upload \S+ of s3:\/\/\S+\/resume\.bin/);
+    assert.ok(stats(second).reusedParts >= 1, second.stdout.toString());
+    assert.equal(await objectHash(s3, bucket, "resume.bin"), hash);
     assert.equal(await openUploads(s3, bucket), 0);
   });
 
