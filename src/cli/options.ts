@@ -310,9 +310,8 @@ export function checksumRequested(args: { "checksum-algorithm"?: string }): bool
  * where the server checks it (AWS echoes it), dropped where it ignores or
  * refuses it. CRC32C because it is the cheapest here: ~0.2 CPU-s per GiB with
  * @node-rs/crc32's hardware instructions, against the SDK's CRC64NVME.
- * `endpoint` is kept for callers; the default no longer depends on it.
  */
-export function checksumAlgorithmOf(args: { "checksum-algorithm"?: string }, _endpoint?: string): ChecksumAlgorithm | undefined {
+export function checksumAlgorithmOf(args: { "checksum-algorithm"?: string }): ChecksumAlgorithm | undefined {
   const given = args["checksum-algorithm"] ?? process.env.S3X_CHECKSUM_ALGORITHM;
   if (given === undefined) return "CRC32C";
   let parsed: ChecksumAlgorithm | "none";
