@@ -14,6 +14,7 @@ import { startTlsFront, type TlsFront } from "../support/tls-front.js";
 
 const MiB = 1024 * 1024;
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
+const SLOW_DOWN_XML = '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>';
 
 /** The object-data uploads (PutObject, UploadPart) a proxy saw from index `from` on, in order of arrival. */
 function dataUploads(proxy: RecordingProxy, from = 0): RecordedRequest[] {
@@ -226,6 +227,18 @@ describe("integrity defaults: the cheapest check the server verifies (integratio
     assert.match(second.stderr, /resuming upload \S+ of s3:\/\/\S+\/resume\.bin/);
     assert.ok(stats(second).reusedParts >= 1, second.stdout.toString());
     assert.equal(await objectHash(s3, bucket, "resume.bin"), hash);
+    assert.equal(await openUploads(s3, bucket), 0);
+  });
+
+  it("every part refused with 503 while the first one probes the checksum: the upload fails with the server's error, exit 1, nothing left", async () => {
+    // A FAKE for the parts only (the recording proxy answering them itself): a server that throttles every UploadPart.
+    const proxy = await recorder(s3.host, s3.port);
+    proxy.answer = (req) => (req.method === "PUT" && /[?&]partNumber=/.test(req.path) ? { status: 503, body: SLOW_DOWN_XML } : undefined);
+    const src = join(dir, "throttled.bin");
+    await randomFile(src, 24 * MiB);
+    const res = await runS3x(["cp", src, `s3://${bucket}/throttled.bin`, "--part-size", "5MiB", "--max-attempts", "2", "--endpoint-url", proxy.endpoint], { env });
+    assert.equal(res.code, 1, `exit ${res.code}: ${res.stderr}`);
+    assert.match(res.stderr, /UploadPart \d+ of s3:\/\/\S+\/throttled\.bin: SlowDown/);
     assert.equal(await openUploads(s3, bucket), 0);
   });
 
