@@ -1,13 +1,16 @@
 /**
- * What integrity costs: client CPU-seconds per GiB for a 1 GiB upload with
- * each --checksum-algorithm against none, and for a 1 GiB download with and
+ * What integrity costs: client CPU-seconds per GiB for a 1 GiB upload in
+ * each integrity mode (signed payload, UNSIGNED-PAYLOAD + CRC32C or
+ * CRC64NVME, both, neither: interleaved, run by run), and for a 1 GiB download with and
  * without verification (a stored full-object CRC32C; --verify-etag's MD5).
  *
  *   npm run bench:checksums                 # 1 GiB, 3 runs, medians
  *   npm run bench:checksums -- --size 256 --runs 1
+ *   npm run bench:checksums -- --uploads-only     # the upload modes only
  *
- * Uploads go straight to radosgw (it ignores the checksum headers, and s3x
- * computes them all the same). Downloads that verify need a server that
+ * Uploads go through the FakeChecksumStore below (it checks checksums and
+ * echoes them, as AWS does, so the default switches to UNSIGNED-PAYLOAD +
+ * CRC32C), one straight to radosgw (which ignores them). Downloads that verify need a server that
  * stores checksums, which radosgw 16 does not: they go through the test
  * suite's FakeChecksumStore (an HTTP proxy in this process that adds S3's
  * checksum behaviour), and so does the "no verification" row, so both pay
@@ -20,7 +23,7 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { checksumHasher, FakeChecksumStore } from "../test/support/fake-checksum-store.js";
 import { digestOf } from "../src/engine/integrity/checksums.js";
-import { arg, createBucket, median, runBench, S3X_BIN, writeRandomFile } from "./common.js";
+import { arg, createBucket, flag, median, runBench, S3X_BIN, writeRandomFile } from "./common.js";
 import { timed, TIME_PREFIX, type Sample } from "./timed.js";
 
 const MiB = 1024 * 1024;
@@ -43,9 +46,11 @@ runBench(async (server, dir) => {
 
     // The objects the download rows read: one without a checksum, one with a
     // full-object CRC32C, one single-part (MD5 ETag).
-    await run(`${s3x} cp ${src} s3://bench/plain ${viaFake} --checksum-algorithm none`);
-    await run(`${s3x} cp ${src} s3://bench/crc32c ${viaFake} --checksum-algorithm crc32c`);
-    await run(`${s3x} cp ${src} s3://bench/single ${direct} --checksum-algorithm none --multipart-threshold 5GiB --max-memory ${Math.max(1024, sizeMiB * 2)}MiB`);
+    if (!flag("uploads-only")) {
+      await run(`${s3x} cp ${src} s3://bench/plain ${viaFake} --checksum-algorithm none`);
+      await run(`${s3x} cp ${src} s3://bench/crc32c ${viaFake} --checksum-algorithm crc32c`);
+      await run(`${s3x} cp ${src} s3://bench/single ${direct} --checksum-algorithm none --multipart-threshold 5GiB --max-memory ${Math.max(1024, sizeMiB * 2)}MiB`);
+    }
 
     const down = join(dir, "down.bin");
     const verifiedDownload = async (stdout: string, verified: number): Promise<void> => {
@@ -54,16 +59,29 @@ runBench(async (server, dir) => {
       if (createHash("sha256").update(await readFile(down)).digest("hex") !== expected) throw new Error("downloaded bytes differ");
       await rm(down, { force: true });
     };
+    // Uploads by integrity mode (issue #24): what each costs the client per GiB. Through the fake (which
+    // checks checksums, as AWS does) unless said; the fake's own CPU is this process's, not s3x's.
+    const upload = (name: string, endpoint: string, flags: string) => ({
+      name: `upload, ${name}`,
+      command: `${s3x} cp ${src} s3://bench/up ${endpoint} ${flags}`.trimEnd(),
+      check: async () => undefined,
+    });
+    const uploads = [
+      upload("signed payload, no checksum (--payload-signing always --checksum-algorithm none)", viaFake, "--payload-signing always --checksum-algorithm none"),
+      upload("default, server checks: UNSIGNED-PAYLOAD + CRC32C", viaFake, ""),
+      upload("UNSIGNED-PAYLOAD + CRC64NVME (--checksum-algorithm crc64nvme)", viaFake, "--checksum-algorithm crc64nvme"),
+      upload("signed payload + CRC32C (--payload-signing always)", viaFake, "--payload-signing always"),
+      upload("UNSIGNED-PAYLOAD, no checksum (--payload-signing never --checksum-algorithm none)", viaFake, "--payload-signing never --checksum-algorithm none"),
+      upload("default, server ignores (radosgw direct): signed payload, CRC32C on the first part only", direct, ""),
+    ];
     const workloads: { name: string; command: string; check: (stdout: string) => Promise<void> }[] = [
-      ...["none", "CRC32C", "CRC32", "CRC64NVME", "SHA256"].map((alg) => ({
-        name: `upload, --checksum-algorithm ${alg}`,
-        command: `${s3x} cp ${src} s3://bench/up ${direct} --checksum-algorithm ${alg}`,
-        check: async () => undefined,
-      })),
+      ...uploads,
+      ...(flag("uploads-only") ? [] : [
       { name: "download, no stored checksum (no check)", command: `${s3x} cp s3://bench/plain ${down} ${viaFake}`, check: (out: string) => verifiedDownload(out, 0) },
       { name: "download, full-object CRC32C checked", command: `${s3x} cp s3://bench/crc32c ${down} ${viaFake}`, check: (out: string) => verifiedDownload(out, 1) },
       { name: "download, single-part, no check", command: `${s3x} cp s3://bench/single ${down} ${direct}`, check: (out: string) => verifiedDownload(out, 0) },
       { name: "download, single-part, --verify-etag (MD5)", command: `${s3x} cp s3://bench/single ${down} ${direct} --verify-etag`, check: (out: string) => verifiedDownload(out, 1) },
+      ]),
     ];
     const results = new Map<string, Sample[]>();
     for (let i = 0; i < runs; i++) {
@@ -103,4 +121,4 @@ runBench(async (server, dir) => {
     await fake.close();
   }
 }, // Overwritten objects stay in memstore until radosgw's garbage collection (hours): room for every upload.
-{ memstoreBytes: Math.max(8 * 1024 * MiB, size * (4 + 5 * runs)) });
+{ memstoreBytes: Math.max(8 * 1024 * MiB, size * (4 + 6 * runs)) });

@@ -2,6 +2,7 @@ import {
   listParts,
   uploadPart,
   type ChecksumAlgorithm,
+  type ChecksumType,
   type ChecksumValue,
   type CompletedPart,
   type ObjectAttributes,
@@ -10,7 +11,7 @@ import {
 import { childController } from "./child-controller.js";
 import { queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf, fullObjectDigest, isCrc, type RangeDigest } from "./integrity/checksums.js";
-import { ChecksumIgnoredError } from "./integrity/checksum-support.js";
+import { ChecksumIgnoredError, withChecksumFallback } from "./integrity/checksum-support.js";
 import { isInterruption } from "./resume/interruption.js";
 import { partMatches, type ResumePoint } from "./resume/upload-resume.js";
 import { removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
@@ -74,10 +75,18 @@ export async function multipartUpload(
   const signal = controller.signal;
   const hooks = retryHooks(ctx, signal);
   const point = resumable?.point;
+  const support = ctx.checksumSupport;
+  const requested = options.checksumRequested === true;
   // A resumed upload keeps the algorithm it was created with: S3 demands the same one on every part.
-  const algorithm = point ? point.checksum : options.checksum;
-  const checksumType = algorithm ? (isCrc(algorithm) ? "FULL_OBJECT" : "COMPOSITE") : undefined;
-  const uploadId = point?.uploadId ?? (await createUpload(ctx, dest, options.attributes, algorithm && checksumType ? { algorithm, type: checksumType } : undefined, hooks));
+  // A default checksum the server has shown it ignores is left out from the start.
+  let algorithm = point ? point.checksum : options.checksum && (requested || support.status !== "ignored") ? options.checksum : undefined;
+  const uploadId =
+    point?.uploadId ??
+    (await withChecksumFallback(support, algorithm, requested, (wanted) => {
+      algorithm = wanted;
+      return createUpload(ctx, dest, options.attributes, wanted ? { algorithm: wanted, type: checksumTypeOf(wanted) } : undefined, hooks);
+    }));
+  const checksumType = algorithm ? checksumTypeOf(algorithm) : undefined;
   let recordFile = point?.recordFile;
   if (resumable && !recordFile) {
     recordFile = await saveUploadRecord({
@@ -95,21 +104,31 @@ export async function multipartUpload(
   // Part digests by offset, combined into the full-object CRC at Complete.
   const ranges: RangeDigest[] = [];
   const group = new TaskGroup(controller);
-  const support = ctx.checksumSupport;
 
-  /** The checksum to send with a part: none once the endpoint proved it ignores them (and the user did not insist). */
-  const checksumToSend = async (digestChecksum: ChecksumValue | undefined): Promise<{ checksum?: ChecksumValue; probe: boolean }> => {
-    if (!digestChecksum) return { probe: false };
+  /**
+   * The checksum to send with a part: none once the endpoint proved it
+   * ignores them (and the user did not insist); `checked` once it proved it
+   * verifies them (then --payload-signing auto skips the SHA-256).
+   */
+  const checksumToSend = async (digestChecksum: ChecksumValue | undefined): Promise<{ checksum?: ChecksumValue; probe: boolean; checked: boolean }> => {
+    if (!digestChecksum) return { probe: false, checked: false };
     const turn = await support.turn();
-    if (turn === "checked") return { checksum: digestChecksum, probe: false };
-    signal.throwIfAborted();
-    if (turn === "probe") return { checksum: digestChecksum, probe: true };
-    if (options.checksumRequested) throw checksumIgnored(digestChecksum);
-    return { probe: false };
+    if (turn === "checked") return { checksum: digestChecksum, probe: false, checked: true };
+    if (signal.aborted) {
+      // A probe that will not be sent is handed on, or every part waiting for its answer waits forever
+      // (and Node, its event loop empty, exits 0 on a failed upload).
+      if (turn === "probe") support.learn(undefined, "no answer");
+      signal.throwIfAborted();
+    }
+    if (turn === "probe") return { checksum: digestChecksum, probe: true, checked: false };
+    if (requested) throw checksumIgnored(digestChecksum);
+    return { probe: false, checked: false };
   };
 
   const sendPart = async (number: number, offset: number, body: Buffer): Promise<void> => {
-    const digest = algorithm ? await digestOf(algorithm, body) : undefined;
+    // Digests the server will not see are not computed (a resumed part is still matched by its own).
+    const wanted = algorithm !== undefined && (requested || point !== undefined || support.status !== "ignored");
+    const digest = algorithm && wanted ? await digestOf(algorithm, body) : undefined;
     if (digest && checksumType === "FULL_OBJECT") ranges.push({ offset, length: body.length, digest });
     const computed: ChecksumValue | undefined = algorithm && digest ? checksumValue(algorithm, digest) : undefined;
     const stored = point?.stored.get(number);
@@ -123,7 +142,7 @@ export async function multipartUpload(
       ctx.stats.reusedBytes += body.length;
       return;
     }
-    const { checksum, probe } = await checksumToSend(computed);
+    const { checksum, probe, checked } = await checksumToSend(computed);
     let echoed: ChecksumValue | undefined | "no answer" = "no answer";
     try {
       await withRetries(`UploadPart ${number} of ${s3Url(dest)}`, ctx.retry, async () => {
@@ -131,7 +150,9 @@ export async function multipartUpload(
         // Every copy (retry or hedged duplicate) reports its own answer: the last one acknowledged is what S3 keeps.
         const answered = receipts.sent(number);
         try {
-          const tag = await uploadPart(ctx.client, dest, uploadId, number, body, { signal, checksum, echoed: (value) => (echoed = value) });
+          const tag = await withChecksumFallback(support, support.refused ? undefined : checksum, requested, (sent) =>
+            uploadPart(ctx.client, dest, uploadId, number, body, { signal, checksum: sent, checksumChecked: checked, echoed: (value) => (echoed = value) }),
+          );
           answered(tag);
           ctx.stats.bytesSent += body.length;
           return tag;
@@ -145,10 +166,11 @@ export async function multipartUpload(
     }
     if (probe && support.status === "ignored") {
       // The user asked for a checksum the server does not check: stop here, before any other part goes.
-      if (options.checksumRequested && checksum) throw checksumIgnored(checksum);
-      ctx.notify(`the server does not check ${checksum?.algorithm} checksums (x-amz-checksum-*): uploading without them`);
+      if (requested && checksum) throw checksumIgnored(checksum);
+      // A default one goes quietly: the parts are protected by the signed payload (plain HTTP) or TLS instead.
+      ctx.debug?.(`the server does not check ${checksum?.algorithm} checksums (x-amz-checksum-*)${support.refused ? ", it refuses them" : ""}: uploading without them`);
     }
-    if (checksum) partChecksums.set(number, checksum);
+    if (checksum && !support.refused) partChecksums.set(number, checksum);
     partNumbers.push(number);
     bytes += body.length;
   };
@@ -200,6 +222,11 @@ export async function multipartUpload(
   } finally {
     dispose();
   }
+}
+
+/** CRCs combine into a FULL_OBJECT checksum S3 checks at Complete; SHA-256 can only be a COMPOSITE of the parts'. */
+function checksumTypeOf(algorithm: ChecksumAlgorithm): ChecksumType {
+  return isCrc(algorithm) ? "FULL_OBJECT" : "COMPOSITE";
 }
 
 function checksumIgnored(sent: ChecksumValue): ChecksumIgnoredError {

@@ -4,6 +4,7 @@ import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAU
 import { putObject, type ChecksumValue, type ObjectRef } from "../s3/operations.js";
 import { acquirePartBuffer, queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf } from "./integrity/checksums.js";
+import { withChecksumFallback } from "./integrity/checksum-support.js";
 import { findResumePoint, liveRecords } from "./resume/upload-resume.js";
 import { findUploadRecords, type UploadRecord } from "./resume/upload-journal.js";
 import { lockDestination } from "./resume/upload-lock.js";
@@ -78,13 +79,26 @@ async function putFromFile(ctx: TransferContext, handle: FileHandle, path: strin
 }
 
 async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffer, options: UploadOptions): Promise<string> {
-  const checksum = options.checksum ? checksumValue(options.checksum, await digestOf(options.checksum, body)) : undefined;
+  const support = ctx.checksumSupport;
+  const requested = options.checksumRequested === true;
+  // A default checksum the server has shown it ignores is not even computed.
+  const algorithm = options.checksum && (requested || support.status !== "ignored") ? options.checksum : undefined;
+  const computed = algorithm ? checksumValue(algorithm, await digestOf(algorithm, body)) : undefined;
   return withRetries(
     `PUT ${s3Url(dest)}`,
     ctx.retry,
     async () => {
       ctx.stats.requests++;
-      const etag = await putObject(ctx.client, dest, body, options.attributes, { signal: ctx.signal, checksum, echoed: (value) => noteEcho(ctx, dest, checksum, value) });
+      const toSend = requested || support.status !== "ignored" ? computed : undefined;
+      const etag = await withChecksumFallback(support, toSend, requested, (checksum) =>
+        putObject(ctx.client, dest, body, options.attributes, {
+          signal: ctx.signal,
+          checksum,
+          // Until an answer has shown the server checks it, the payload stays signed as well (over plain HTTP).
+          checksumChecked: support.status === "checked",
+          echoed: (value) => noteEcho(ctx, dest, checksum, value, requested),
+        }),
+      );
       ctx.stats.bytesSent += body.length;
       return etag;
     },
@@ -93,15 +107,22 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
 }
 
 /**
- * A single PUT's checksum the server did not echo was not checked by it:
- * counted (--json unconfirmedChecksums) and said once per command.
+ * A single PUT's checksum the server did not echo was not checked by it.
+ * The command learns so either way; when the user asked for the checksum
+ * it is counted (--json unconfirmedChecksums) and said once per command.
+ * A default one goes quietly: the upload was protected by the signed
+ * payload (plain HTTP) or TLS instead, and later ones go without it.
  */
-function noteEcho(ctx: TransferContext, dest: ObjectRef, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined): void {
+function noteEcho(ctx: TransferContext, dest: ObjectRef, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined, requested: boolean): void {
   if (!sent) return;
   const support = ctx.checksumSupport;
   const before = support.status;
   support.learn(sent, echoed);
   if (echoed?.algorithm === sent.algorithm) return;
+  if (!requested) {
+    if (before === undefined) ctx.debug?.(`the server does not check ${sent.algorithm} checksums (x-amz-checksum-*): uploading without them`);
+    return;
+  }
   ctx.stats.unconfirmedChecksums++;
   if (before !== "ignored") ctx.notify(`the server did not confirm the ${sent.algorithm} checksum of ${s3Url(dest)} (it does not check x-amz-checksum-*): the upload was not verified by it`);
 }
@@ -152,7 +173,9 @@ async function resumableUpload(
     }
     return { template };
   }
-  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum: options.checksum });
+  // A default checksum is dropped where the server ignores it, so an upload of this run's may have been created without it.
+  const checksum = options.checksumRequested ? options.checksum : "any";
+  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum });
   return { template, point };
 }
 

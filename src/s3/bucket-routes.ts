@@ -39,8 +39,12 @@ export interface BucketRoute {
 const routes = new WeakMap<S3Client, Map<string, BucketRoute>>();
 /** Requests whose path is the object's own (a query string, if any, aside). */
 const LEARN_FROM = new Set(["GetObjectCommand", "HeadObjectCommand", "PutObjectCommand", "CreateMultipartUploadCommand", "UploadPartCommand", "CopyObjectCommand"]);
-/** Whether a client's uploads hash their payload into the signature, per scheme (s3/client.ts signPayloads). */
-const payloadPolicies = new WeakMap<S3Client, (protocol: string) => boolean>();
+/**
+ * Whether a client's uploads hash their payload into the signature, per
+ * scheme and whether the server verifies the checksum sent (s3/payload-signing.ts).
+ */
+export type PayloadPolicy = (protocol: string, checksumChecked: boolean) => boolean;
+const payloadPolicies = new WeakMap<S3Client, PayloadPolicy>();
 const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
 
 /**
@@ -48,7 +52,7 @@ const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
  * each bucket's route (see above). Installed after signing, so the request
  * seen is the one sent.
  */
-export function learnBucketRoutes(client: S3Client, payloadPolicy: (protocol: string) => boolean): void {
+export function learnBucketRoutes(client: S3Client, payloadPolicy: PayloadPolicy): void {
   const known = new Map<string, BucketRoute>();
   routes.set(client, known);
   payloadPolicies.set(client, payloadPolicy);
@@ -96,9 +100,9 @@ export function routeFor(client: S3Client, bucket: string): BucketRoute | undefi
   return routes.get(client)?.get(bucket);
 }
 
-/** Whether `client` hashes upload payloads into the signature over `protocol` (s3/client.ts signPayloads). */
-export function signsPayload(client: S3Client, protocol: string): boolean {
-  return payloadPolicies.get(client)?.(protocol) ?? true;
+/** Whether `client` hashes an upload payload into the signature over `protocol` (s3/payload-signing.ts). */
+export function signsPayload(client: S3Client, protocol: string, checksumChecked = false): boolean {
+  return payloadPolicies.get(client)?.(protocol, checksumChecked) ?? true;
 }
 
 /** A key made only of characters that stay as they are in a path (RFC 3986 unreserved, and "/"). */

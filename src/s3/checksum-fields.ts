@@ -64,6 +64,12 @@ export interface ChecksumCall {
    * uploader learns whether its checksum was checked at all.
    */
   echoed?: (value: ChecksumValue | undefined) => void;
+  /**
+   * The server has shown it verifies `checksum` (an earlier answer echoed
+   * one): under --payload-signing auto the body is then not hashed into the
+   * signature over plain HTTP either (s3/payload-signing.ts).
+   */
+  checksumChecked?: boolean;
 }
 
 export interface MultipartChecksum {

@@ -8,6 +8,7 @@ import { installContentMd5 } from "./content-md5.js";
 import { readListingsDirectly } from "./list-xml.js";
 import { learnBucketRoutes } from "./bucket-routes.js";
 import { installRequestSettings, type RequestSettings } from "./request-headers.js";
+import { signPayloads, signsPayloadUnder, type PayloadSigning } from "./payload-signing.js";
 import { HostDirectory, type NetOptions, type AddressStats } from "../net/pools.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
@@ -23,15 +24,14 @@ export interface S3Settings {
   noSignRequest: boolean;
   /** Path-style addressing; automatic (true) for custom endpoints unless set. */
   forcePathStyle?: boolean;
-  /** Whether upload bodies are hashed into the SigV4 signature (see signPayloads). */
+  /** Whether upload bodies are hashed into the SigV4 signature (s3/payload-signing.ts). */
   payloadSigning?: PayloadSigning;
   net: NetOptions;
   /** --request-payer and SSE-C keys: headers on every request concerned. */
   requests?: RequestSettings;
 }
 
-/** auto: signed over plain HTTP, UNSIGNED-PAYLOAD over TLS; always; never. */
-export type PayloadSigning = "auto" | "always" | "never";
+export { signPayloads, type PayloadSigning };
 
 /** An S3 client whose every byte goes through s3x's own connection pools. */
 export interface S3Connection {
@@ -80,7 +80,7 @@ export function connect(settings: S3Settings): S3Connection {
   if (settings.requests) installRequestSettings(client, settings.requests);
   // Anonymous requests stay with the SDK (direct GETs are signed).
   const payloadSigning = settings.payloadSigning ?? "auto";
-  if (!settings.noSignRequest) learnBucketRoutes(client, (protocol) => payloadSigning === "always" || (payloadSigning === "auto" && protocol !== "https:"));
+  if (!settings.noSignRequest) learnBucketRoutes(client, (protocol, checksumChecked) => signsPayloadUnder(payloadSigning, protocol, checksumChecked));
   return {
     client,
     addressStats: () => pools.stats(),
@@ -152,32 +152,4 @@ export function reuseSigners(client: S3Client): void {
     }
     return signer;
   };
-}
-
-/** Operations whose bodies are object data, worth not hashing twice. */
-const DATA_UPLOADS = new Set(["PutObjectCommand", "UploadPartCommand"]);
-
-/**
- * SigV4 hashes every byte of a Buffer body with SHA-256 to sign it: ~0.6
- * CPU-s per GiB uploaded, a third to a half of an upload's client CPU.
- * With "auto", data uploads over TLS are sent as UNSIGNED-PAYLOAD (the
- * connection already protects the bytes); over plain HTTP the payload stays
- * signed, the only check there that the server stores the bytes sent (and
- * that nobody on the path changed them). "never" sends UNSIGNED-PAYLOAD
- * everywhere, as the CRT always does (aws-cli's payload_signing_enabled =
- * false): for trusted networks, or with a checksum the server verifies
- * (--checksum-algorithm on AWS). "always" signs over TLS too.
- */
-export function signPayloads(client: S3Client, mode: PayloadSigning): void {
-  if (mode === "always") return;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const request = args.request as { protocol?: string; headers?: Record<string, string> } | undefined;
-      if (request?.headers && (mode === "never" || request.protocol === "https:") && DATA_UPLOADS.has(context.commandName ?? "")) {
-        request.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
-      }
-      return next(args);
-    },
-    { step: "build", name: "s3xUnsignedPayload" },
-  );
 }

@@ -21,6 +21,7 @@ import {
 } from "./checksum-fields.js";
 import { canSendDirectly } from "./bucket-routes.js";
 import { directPut, directUploadPart, errorOf, send, type DirectResponse } from "./request.js";
+import { markChecksumChecked } from "./payload-signing.js";
 
 /** Object writes: PutObject and the multipart upload calls (create, part, complete, list, abort). */
 
@@ -29,19 +30,21 @@ export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, 
     // The headers the SDK writes for this input (s3/request.ts); the ETag (and any echoed checksum) is all s3x reads back.
     const headers = attributeHeaders(attrs);
     addChecksumHeader(headers, call.checksum);
-    const response = await directPut(client, ref.bucket, ref.key, headers, body, call.signal);
+    const response = await directPut(client, ref.bucket, ref.key, headers, body, call.signal, checkedChecksum(call));
     const etag = (await etagOfDirectPut(response)) ?? "";
     call.echoed?.(checksumFromHeaders(response.headers).checksum);
     return etag;
   }
-  const out = await send(client, new PutObjectCommand({
-      Bucket: ref.bucket,
-      Key: ref.key,
-      Body: body,
-      ContentLength: body.length,
-      ...attributeInput(attrs),
-      ...checksumInput(call.checksum),
-    }), call.signal);
+  const command = new PutObjectCommand({
+    Bucket: ref.bucket,
+    Key: ref.key,
+    Body: body,
+    ContentLength: body.length,
+    ...attributeInput(attrs),
+    ...checksumInput(call.checksum),
+  });
+  if (checkedChecksum(call)) markChecksumChecked(command.input);
+  const out = await send(client, command, call.signal);
   call.echoed?.(checksumOutput(out).checksum);
   return out.ETag ?? "";
 }
@@ -69,13 +72,15 @@ export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: str
     // As the SDK sends it (s3/request.ts), without its per-request work.
     const headers: Record<string, string> = { "content-type": "application/octet-stream" };
     addChecksumHeader(headers, call.checksum);
-    const response = await directUploadPart(client, ref.bucket, ref.key, uploadId, partNumber, headers, body, call.signal);
+    const response = await directUploadPart(client, ref.bucket, ref.key, uploadId, partNumber, headers, body, call.signal, checkedChecksum(call));
     const etag = await etagOfDirectPut(response);
     if (!etag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
     call.echoed?.(checksumFromHeaders(response.headers).checksum);
     return etag;
   }
-  const out = await send(client, new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length, ...checksumInput(call.checksum) }), call.signal);
+  const command = new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length, ...checksumInput(call.checksum) });
+  if (checkedChecksum(call)) markChecksumChecked(command.input);
+  const out = await send(client, command, call.signal);
   if (!out.ETag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
   call.echoed?.(checksumOutput(out).checksum);
   return out.ETag;
@@ -132,6 +137,11 @@ async function etagOfDirectPut(response: DirectResponse): Promise<string | undef
   if (response.statusCode !== 200) throw await errorOf(response);
   await drain(response.body);
   return response.headers.etag;
+}
+
+/** Whether the request carries a checksum the server is known to verify (then --payload-signing auto skips the SHA-256). */
+function checkedChecksum(call: ChecksumCall): boolean {
+  return call.checksum !== undefined && call.checksumChecked === true;
 }
 
 /** Reads a response body to its end (frees the connection for the next request). */

@@ -117,18 +117,29 @@ export function directGet(client: S3Client, bucket: string, key: string, headers
 /**
  * Sends a PUT of `body` to `key` with the given headers (Content-Type,
  * x-amz-meta-*, x-amz-storage-class, x-amz-checksum-*), its payload hashed
- * into the signature or not as the client's --payload-signing says.
+ * into the signature or not as the client's --payload-signing says
+ * (`checksumChecked`: the server verifies the x-amz-checksum-* sent).
  */
-export function directPut(client: S3Client, bucket: string, key: string, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<DirectResponse> {
-  return directRequest(client, "PUT", bucket, key, headers, body, signal, undefined, "write");
+export function directPut(client: S3Client, bucket: string, key: string, headers: Record<string, string>, body: Buffer, signal?: AbortSignal, checksumChecked = false): Promise<DirectResponse> {
+  return directRequest(client, "PUT", bucket, key, headers, body, signal, undefined, "write", checksumChecked);
 }
 
 /**
  * Sends one part of a multipart upload (UploadPart): a PUT to the object's
  * path with partNumber and uploadId, headers and payload hash as directPut.
  */
-export function directUploadPart(client: S3Client, bucket: string, key: string, uploadId: string, partNumber: number, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<DirectResponse> {
-  return directRequest(client, "PUT", bucket, key, headers, body, signal, { partNumber: String(partNumber), uploadId }, "write");
+export function directUploadPart(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  uploadId: string,
+  partNumber: number,
+  headers: Record<string, string>,
+  body: Buffer,
+  signal?: AbortSignal,
+  checksumChecked = false,
+): Promise<DirectResponse> {
+  return directRequest(client, "PUT", bucket, key, headers, body, signal, { partNumber: String(partNumber), uploadId }, "write", checksumChecked);
 }
 
 /** What a CopyObject sends as payload: nothing, with Content-Length 0. */
@@ -171,12 +182,13 @@ async function directRequest(
   signal?: AbortSignal,
   query?: Record<string, string>,
   kind: RequestKind = "other",
+  checksumChecked = false,
 ): Promise<DirectResponse> {
   const routing = takeStartingRouting();
   const route = routeFor(client, bucket);
   if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
   let payloadHash = EMPTY_SHA256;
-  if (body) payloadHash = signsPayload(client, route.protocol) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
+  if (body) payloadHash = signsPayload(client, route.protocol, checksumChecked) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
   const config = client.config as unknown as DirectConfig;
   const path = route.base + encodeKey(key);
   const sent: Record<string, string> = {

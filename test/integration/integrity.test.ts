@@ -79,12 +79,12 @@ describe("integrity: checksums (integration, radosgw behind FakeChecksumStore)",
     });
   }
 
-  it("sends no checksum to a non-AWS endpoint by default; $S3X_CHECKSUM_ALGORITHM sets one", async () => {
+  it("sends CRC32C by default to any endpoint that checks it; $S3X_CHECKSUM_ALGORITHM sets another", async () => {
     const src = join(dir, "default.bin");
     await randomFile(src, 3 * MiB);
     const plain = await runS3x(viaFake(["cp", src, `s3://${bucket}/default-none`]), { env });
     assert.equal(plain.code, 0, plain.stderr);
-    assert.equal(fake.checksumOf(bucket, "default-none"), undefined);
+    assert.equal(fake.checksumOf(bucket, "default-none")?.algorithm, "CRC32C");
     const configured = await runS3x(viaFake(["cp", src, `s3://${bucket}/default-env`]), { env: { ...env, S3X_CHECKSUM_ALGORITHM: "crc32" } });
     assert.equal(configured.code, 0, configured.stderr);
     assert.equal(fake.checksumOf(bucket, "default-env")?.algorithm, "CRC32");

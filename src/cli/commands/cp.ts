@@ -175,7 +175,7 @@ function transferOptions(session: Session, args: CpArgs, partSize: number | unde
       partSize,
       attributes: await objectAttributes(args, contentTypeFrom),
       keepFailedUpload: args["keep-failed-uploads"],
-      checksum: checksumAlgorithmOf(args, session.endpointUrl),
+      checksum: checksumAlgorithmOf(args),
       checksumRequested: checksumRequested(args),
     }),
     streamPartSize: () => stdinPartSize(partSize, args["expected-size"]),

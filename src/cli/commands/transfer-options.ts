@@ -57,7 +57,7 @@ export function transferOptions<T>(y: Argv<T>) {
     .option("metadata", { type: "string", describe: "user metadata: key=value[,key=value…] or a JSON object", group: "Transfer:" })
     .option("copy-threshold", { type: "string", default: "5GiB", describe: "S3→S3 copies above this use concurrent UploadPartCopy ranges (max 5GiB)", group: "Transfer:" })
     .option("keep-failed-uploads", { type: "boolean", default: false, describe: "do not abort a multipart upload that failed", group: "Transfer:" })
-    .option("checksum-algorithm", { type: "string", describe: "checksum sent with uploads: CRC32C, CRC32, CRC64NVME, SHA256 or none (default: CRC32C on AWS, none elsewhere, or $S3X_CHECKSUM_ALGORITHM)", group: "Integrity:" })
+    .option("checksum-algorithm", { type: "string", describe: "checksum sent with uploads: CRC32C, CRC32, CRC64NVME, SHA256 or none; given, a server that does not check it is an error (default: $S3X_CHECKSUM_ALGORITHM, else CRC32C wherever the server checks it, dropped where it does not)", group: "Integrity:" })
     .option("verify-etag", { type: "boolean", default: false, describe: "check downloaded single-part objects against their MD5 ETag", group: "Integrity:" })
     .option("resume", { type: "boolean", default: false, describe: "continue interrupted uploads and downloads instead of starting over", group: "Integrity:" })
     .option("expected-size", { type: "string", describe: "uploads from stdin: the stream's expected size (e.g. 200GiB), so parts are large enough to stay within 10,000", group: "Transfer:" });

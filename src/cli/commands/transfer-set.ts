@@ -129,7 +129,7 @@ function setOptions(mode: "cp" | "sync" | "mv", session: Session, args: SetArgs,
   const storage = storageSettings(args);
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const multipartThreshold = parseSize(args["multipart-threshold"]);
-  const checksum = checksumAlgorithmOf(args, session.endpointUrl);
+  const checksum = checksumAlgorithmOf(args);
   return {
     move: mode === "mv",
     followSymlinks: args["follow-symlinks"],

@@ -123,11 +123,13 @@ export function recordMatchesSource(record: UploadRecord, source: { path: string
 /**
  * Whether an upload created with `recorded` attributes and checksum gives the
  * object what this command asks for (`wanted`): same Content-Type, storage
- * class, metadata (in any order), headers, ACL, encryption and checksum algorithm.
+ * class, metadata (in any order), headers, ACL, encryption and checksum
+ * algorithm, unless the checksum is only s3x's default ("any": it adapts to
+ * the server, so an upload created with or without one continues as it was).
  */
-export function recordMatchesRequest(record: UploadRecord, wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm }): boolean {
+export function recordMatchesRequest(record: UploadRecord, wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm | "any" }): boolean {
   if (!record.attributes) return false;
-  return record.checksum === wanted.checksum && canonicalAttributes(record.attributes) === canonicalAttributes(wanted.attributes);
+  return (wanted.checksum === "any" || record.checksum === wanted.checksum) && canonicalAttributes(record.attributes) === canonicalAttributes(wanted.attributes);
 }
 
 function canonicalAttributes(attrs: ObjectAttributes): string {

@@ -39,7 +39,7 @@ export async function findResumePoint(
   dest: ObjectRef,
   records: StoredRecord[],
   source: UploadRecord["source"],
-  wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm },
+  wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm | "any" },
 ): Promise<ResumePoint | undefined> {
   for (const { file, record } of records) {
     if (!recordMatchesSource(record, source)) {

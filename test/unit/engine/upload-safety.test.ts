@@ -78,6 +78,8 @@ describe("engine: upload safety bookkeeping", () => {
     assert.ok(!recordMatchesRequest(record, { attributes: { contentType: "text/plain", metadata: { a: "1", b: "2" }, storageClass: "STANDARD_IA" }, checksum: "CRC32C" }));
     assert.ok(!recordMatchesRequest(record, { attributes: { contentType: "text/plain", metadata: { a: "1", b: "2" } } }));
     assert.ok(!recordMatchesRequest({ ...record, attributes: undefined }, { attributes: {}, checksum: "CRC32C" }), "a record without attributes (older s3x) is never continued");
+    assert.ok(recordMatchesRequest({ ...record, checksum: undefined }, { attributes: { contentType: "text/plain", metadata: { a: "1", b: "2" } }, checksum: "any" }), "a default checksum matches an upload created without one");
+    assert.ok(!recordMatchesRequest(record, { attributes: { contentType: "text/html", metadata: { a: "1", b: "2" } }, checksum: "any" }), "the attributes still count");
   });
 
   it("ChecksumSupport: one probe at a time; its answer decides for the waiting parts; a probe without answer hands over", async () => {
