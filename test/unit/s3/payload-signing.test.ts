@@ -1,37 +1,8 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { HttpResponse, type HttpRequest } from "@smithy/core/protocols";
-import { Readable } from "node:stream";
-import { learnBucketRoutes } from "../../../src/s3/bucket-routes.js";
+import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { putObject, uploadPart } from "../../../src/s3/operations.js";
-import { signPayloads, signsPayloadUnder, type PayloadSigning } from "../../../src/s3/payload-signing.js";
-
-/**
- * A client whose request handler records every request and answers 200: it
- * stands in for the network only; the SDK's (and s3x's direct) request
- * building and signing run for real, with the payload policy of a run.
- */
-function recordingClient(endpoint: string, mode: PayloadSigning, direct: boolean): { client: S3Client; sent: HttpRequest[] } {
-  const sent: HttpRequest[] = [];
-  const client = new S3Client({
-    endpoint,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    maxAttempts: 1,
-    requestHandler: {
-      handle: async (request: HttpRequest) => {
-        sent.push(request);
-        return { response: new HttpResponse({ statusCode: 200, headers: { etag: '"e"', "content-length": "0" }, body: Readable.from([]) }) };
-      },
-    },
-  });
-  signPayloads(client, mode);
-  // Without learnt routes every request stays with the SDK (s3/bucket-routes.ts).
-  if (direct) learnBucketRoutes(client, (protocol, checked) => signsPayloadUnder(mode, protocol, checked));
-  return { client, sent };
-}
+import { signsPayloadUnder } from "../../../src/s3/payload-signing.js";
+import { recordingClient } from "../../support/recording-client.js";
 
 const HEX = /^[0-9a-f]{64}$/;
 const body = Buffer.alloc(4096, 3);
