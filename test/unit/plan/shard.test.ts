@@ -1,0 +1,182 @@
+import assert from "node:assert/strict";
+import { UsageError } from "../../../src/plan/location.js";
+import { assignShards, parseShardOption, pickShard } from "../../../src/plan/shard.js";
+import { assertGoodSplit, seededRandom } from "../../support/shard-checks.js";
+
+interface Keyed {
+  key: string;
+  size: number;
+}
+
+/** 10,000 keys: mostly small, a tenth empty, a few huge (up to 50 GiB), as a real training set's listing. */
+function randomListing(seed: number, count = 10_000): Keyed[] {
+  const random = seededRandom(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const roll = random();
+    const size = roll < 0.1 ? 0 : roll < 0.999 ? Math.floor(random() * 64 * 1024 * 1024) : Math.floor(random() * 50 * 1024 ** 3);
+    return { key: `train/shard-${String(i).padStart(6, "0")}.tar`, size };
+  });
+}
+
+describe("plan/shard: assignShards and pickShard", function () {
+  this.timeout(60_000);
+
+  for (const seed of [1, 2025]) {
+    it(`splits 10,000 keys of random sizes for N = 1..17: disjoint, whole, balanced by bytes, stable (seed ${seed})`, () => {
+      const listing = randomListing(seed);
+      assert.ok(listing.some((e) => e.size === 0) && listing.some((e) => e.size > 4 * 1024 ** 3), "the listing has empty and huge entries");
+      for (let n = 1; n <= 17; n++) assertGoodSplit(listing, n, (e) => e.size, `seed ${seed}, N=${n}`);
+    });
+  }
+
+  it("depends only on the entries and sizes: a copy of the listing splits the same", () => {
+    const listing = randomListing(7, 2000);
+    const copy = listing.map((e) => ({ ...e }));
+    assert.deepEqual(assignShards(copy, 5, (e) => e.size), assignShards(listing, 5, (e) => e.size));
+  });
+
+  it("spreads empty entries round-robin rather than piling them on shard 0", () => {
+    const empty = Array.from({ length: 10_000 }, (_, i) => ({ key: `e${i}`, size: 0 }));
+    const shards = assignShards(empty, 8, (e) => e.size);
+    const counts = new Array<number>(8).fill(0);
+    for (const s of shards) counts[s]++;
+    assert.deepEqual(counts, new Array<number>(8).fill(1250));
+    assert.deepEqual(shards.slice(0, 10), [0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
+  });
+
+  it("balances by bytes, not by count: one huge entry gets a shard of its own", () => {
+    const entries = [{ size: 1000 }, ...Array.from({ length: 10 }, () => ({ size: 100 }))];
+    const shards = assignShards(entries, 2, (e) => e.size);
+    assert.deepEqual(shards, [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+  });
+
+  it("leaves shards empty only when there are fewer entries than workers", () => {
+    assert.deepEqual(assignShards([{ size: 5 }, { size: 0 }], 4, (e) => e.size), [0, 1]);
+    assert.deepEqual(pickShard([{ size: 5 }], { index: 3, count: 4 }, (e) => e.size), []);
+    assert.deepEqual(assignShards([], 3, () => 0), []);
+  });
+
+  it("refuses a bad count, index or size (a programming error, not user input)", () => {
+    assert.throws(() => assignShards([1], 0, (n) => n), RangeError);
+    assert.throws(() => assignShards([1], 1.5, (n) => n), RangeError);
+    assert.throws(() => assignShards([-1], 2, (n) => n), /entry size must be a whole number of bytes, not -1/);
+    assert.throws(() => assignShards([NaN], 2, (n) => n), /not NaN/);
+    assert.throws(() => pickShard([1], { index: 2, count: 2 }, (n) => n), /shard index 2 is not in 0..1/);
+  });
+});
+
+describe("plan/shard: parseShardOption", () => {
+  const usage = (pattern: RegExp) => (err: unknown) => err instanceof UsageError && pattern.test(err.message);
+
+  it("reads I/N", () => {
+    assert.deepEqual(parseShardOption("3/8", {}), { index: 3, count: 8, source: "--shard 3/8" });
+    assert.deepEqual(parseShardOption("0/1", {}), { index: 0, count: 1, source: "--shard 0/1" });
+    assert.deepEqual(parseShardOption("3/8", {}, 8), { index: 3, count: 8, source: "--shard 3/8" });
+  });
+
+  it("refuses malformed I/N, naming the value and the expected form", () => {
+    for (const bad of ["8/8", "9/8", "-1/4", "a/b", "3", "1/0", "0/0", "3/8/1", "", "1.5/4", "auto/2", "3 / 8"]) {
+      assert.throws(() => parseShardOption(bad, {}), usage(new RegExp(`invalid --shard "${bad.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}": expected I/N`)), bad);
+    }
+  });
+
+  it("refuses a --shard-count that disagrees with the count given", () => {
+    assert.throws(() => parseShardOption("1/4", {}, 8), usage(/--shard-count 8 disagrees with --shard 1\/4/));
+    assert.throws(() => parseShardOption("auto", { RANK: "1", WORLD_SIZE: "4" }, 8), usage(/--shard-count 8 disagrees with torchrun \(RANK=1, WORLD_SIZE=4\)/));
+    assert.throws(() => parseShardOption("1/4", {}, 0), usage(/invalid --shard-count 0/));
+  });
+
+  it("finds torchrun", () => {
+    assert.deepEqual(parseShardOption("auto", { RANK: "3", WORLD_SIZE: "8", LOCAL_RANK: "1" }), { index: 3, count: 8, source: "torchrun (RANK=3, WORLD_SIZE=8)" });
+  });
+
+  it("finds a Slurm job array by COUNT, by MIN/MAX, and with a step", () => {
+    assert.deepEqual(parseShardOption("auto", { SLURM_ARRAY_TASK_ID: "2", SLURM_ARRAY_TASK_COUNT: "4" }), {
+      index: 2,
+      count: 4,
+      source: "Slurm job array (SLURM_ARRAY_TASK_ID=2, SLURM_ARRAY_TASK_COUNT=4)",
+    });
+    // --array=1-8: IDs 1..8 are shards 0..7.
+    assert.deepEqual(parseShardOption("auto", { SLURM_ARRAY_TASK_ID: "8", SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "8" }), {
+      index: 7,
+      count: 8,
+      source: "Slurm job array (SLURM_ARRAY_TASK_ID=8, SLURM_ARRAY_TASK_MIN=1, SLURM_ARRAY_TASK_MAX=8)",
+    });
+    // What Slurm sets for --array=0-15:4 (tasks 0, 4, 8, 12), task 8: shard 2 of 4.
+    const stepped = { SLURM_ARRAY_TASK_ID: "8", SLURM_ARRAY_TASK_COUNT: "4", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_MAX: "12", SLURM_ARRAY_TASK_STEP: "4" };
+    assert.deepEqual(parseShardOption("auto", stepped), {
+      index: 2,
+      count: 4,
+      source: "Slurm job array (SLURM_ARRAY_TASK_ID=8, SLURM_ARRAY_TASK_COUNT=4, SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_MAX=12, SLURM_ARRAY_TASK_STEP=4)",
+    });
+    // --array=0-15:4 rounds MAX down to 12; a MAX of 15 with step 4 still makes 4 tasks.
+    assert.equal(parseShardOption("auto", { ...stepped, SLURM_ARRAY_TASK_MAX: "15", SLURM_ARRAY_TASK_ID: "12" }).index, 3);
+  });
+
+  it("refuses a Slurm array whose task's position cannot be told from the variables", () => {
+    // --array=1,3,7,20: 4 tasks, MIN 1, MAX 20, no single step.
+    const uneven = { SLURM_ARRAY_TASK_ID: "7", SLURM_ARRAY_TASK_COUNT: "4", SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "20", SLURM_ARRAY_TASK_STEP: "1" };
+    assert.throws(() => parseShardOption("auto", uneven), usage(/the Slurm array is not an evenly spaced range .* would make 20 tasks/));
+    assert.throws(() => parseShardOption("auto", { ...uneven, SLURM_ARRAY_TASK_ID: "6", SLURM_ARRAY_TASK_COUNT: "10", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_MAX: "19" }), usage(/SLURM_ARRAY_TASK_ID=6 is not one of the array's tasks/));
+    assert.throws(() => parseShardOption("auto", { SLURM_ARRAY_TASK_ID: "3" }), usage(/SLURM_ARRAY_TASK_ID is set without SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MIN\/MAX/));
+    assert.throws(() => parseShardOption("auto", { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_MIN: "0" }), usage(/SLURM_ARRAY_TASK_MIN is set without SLURM_ARRAY_TASK_MAX/));
+    assert.throws(() => parseShardOption("auto", { SLURM_ARRAY_TASK_ID: "4", SLURM_ARRAY_TASK_COUNT: "4" }), usage(/SLURM_ARRAY_TASK_ID=4 is not below the worker count 4/));
+    assert.throws(() => parseShardOption("auto", { SLURM_ARRAY_TASK_ID: "1", SLURM_ARRAY_TASK_MIN: "5", SLURM_ARRAY_TASK_MAX: "2" }), usage(/SLURM_ARRAY_TASK_MAX=2 is below SLURM_ARRAY_TASK_MIN=5/));
+  });
+
+  it("finds a Kubernetes Indexed Job, its count from --shard-count or S3X_SHARD_COUNT", () => {
+    assert.deepEqual(parseShardOption("auto", { JOB_COMPLETION_INDEX: "5" }, 6), { index: 5, count: 6, source: "Kubernetes Indexed Job (JOB_COMPLETION_INDEX=5, --shard-count 6)" });
+    assert.deepEqual(parseShardOption("auto", { JOB_COMPLETION_INDEX: "5", S3X_SHARD_COUNT: "6" }), { index: 5, count: 6, source: "Kubernetes Indexed Job (JOB_COMPLETION_INDEX=5, S3X_SHARD_COUNT=6)" });
+    assert.equal(parseShardOption("auto", { JOB_COMPLETION_INDEX: "5", S3X_SHARD_COUNT: "6" }, 6).count, 6);
+    assert.throws(() => parseShardOption("auto", { JOB_COMPLETION_INDEX: "5" }), usage(/JOB_COMPLETION_INDEX is set \(Kubernetes Indexed Job\) but the number of workers is not: give --shard-count N or set S3X_SHARD_COUNT/));
+    assert.throws(() => parseShardOption("auto", { JOB_COMPLETION_INDEX: "5", S3X_SHARD_COUNT: "6" }, 7), usage(/--shard-count 7 disagrees with S3X_SHARD_COUNT=6/));
+    assert.throws(() => parseShardOption("auto", { JOB_COMPLETION_INDEX: "6" }, 6), usage(/JOB_COMPLETION_INDEX=6 is not below the worker count 6/));
+    assert.throws(() => parseShardOption("auto", { JOB_COMPLETION_INDEX: "1", S3X_SHARD_COUNT: "0" }), usage(/S3X_SHARD_COUNT="0" is not a whole number of at least 1/));
+  });
+
+  it("finds Open MPI, then PMI (MPICH, Intel MPI)", () => {
+    assert.deepEqual(parseShardOption("auto", { OMPI_COMM_WORLD_RANK: "0", OMPI_COMM_WORLD_SIZE: "2" }), { index: 0, count: 2, source: "Open MPI (OMPI_COMM_WORLD_RANK=0, OMPI_COMM_WORLD_SIZE=2)" });
+    assert.deepEqual(parseShardOption("auto", { PMI_RANK: "15", PMI_SIZE: "16" }), { index: 15, count: 16, source: "MPI (PMI_RANK=15, PMI_SIZE=16)" });
+  });
+
+  it("asks the launchers in order: torchrun, Slurm array, Kubernetes, Open MPI, PMI", () => {
+    const all = {
+      RANK: "1",
+      WORLD_SIZE: "2",
+      SLURM_ARRAY_TASK_ID: "2",
+      SLURM_ARRAY_TASK_COUNT: "3",
+      JOB_COMPLETION_INDEX: "3",
+      S3X_SHARD_COUNT: "4",
+      OMPI_COMM_WORLD_RANK: "4",
+      OMPI_COMM_WORLD_SIZE: "5",
+      PMI_RANK: "5",
+      PMI_SIZE: "6",
+    };
+    const order: string[] = [];
+    let env: Record<string, string> = { ...all };
+    for (const drop of [["RANK", "WORLD_SIZE"], ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"], ["JOB_COMPLETION_INDEX"], ["OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"], ["PMI_RANK"]]) {
+      const spec = parseShardOption("auto", env);
+      order.push(`${spec.index}/${spec.count}`);
+      env = Object.fromEntries(Object.entries(env).filter(([name]) => !drop.includes(name)));
+    }
+    assert.deepEqual(order, ["1/2", "2/3", "3/4", "4/5", "5/6"]);
+  });
+
+  it("refuses malformed launcher values, naming the variable", () => {
+    assert.throws(() => parseShardOption("auto", { RANK: "x", WORLD_SIZE: "4" }), usage(/RANK="x" is not a whole number/));
+    assert.throws(() => parseShardOption("auto", { RANK: "1", WORLD_SIZE: "2.5" }), usage(/WORLD_SIZE="2.5" is not a whole number of at least 1/));
+    assert.throws(() => parseShardOption("auto", { RANK: "-1", WORLD_SIZE: "4" }), usage(/RANK="-1" is not a whole number/));
+    assert.throws(() => parseShardOption("auto", { RANK: "4", WORLD_SIZE: "4" }), usage(/RANK=4 is not below the worker count 4 \(torchrun/));
+    assert.throws(() => parseShardOption("auto", { RANK: "1", WORLD_SIZE: "0" }), usage(/WORLD_SIZE="0" is not a whole number of at least 1/));
+    assert.throws(() => parseShardOption("auto", { RANK: "1" }), usage(/RANK is set but WORLD_SIZE is not \(torchrun\)/));
+    assert.throws(() => parseShardOption("auto", { OMPI_COMM_WORLD_SIZE: "4" }), usage(/OMPI_COMM_WORLD_SIZE is set but OMPI_COMM_WORLD_RANK is not \(Open MPI\)/));
+    assert.throws(() => parseShardOption("auto", { PMI_RANK: "2", PMI_SIZE: "2" }), usage(/PMI_RANK=2 is not below the worker count 2/));
+  });
+
+  it("says what it looked for when no launcher is found (empty variables count as unset)", () => {
+    assert.throws(
+      () => parseShardOption("auto", { RANK: "", PATH: "/usr/bin" }),
+      usage(/^--shard auto: no launcher found; looked for torchrun \(RANK\/WORLD_SIZE\), Slurm job array \(.*\), Kubernetes Indexed Job \(JOB_COMPLETION_INDEX .*\), Open MPI \(.*\), MPI \(PMI_RANK\/PMI_SIZE\)\. Give --shard I\/N instead$/),
+    );
+  });
+});
