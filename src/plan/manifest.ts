@@ -85,6 +85,24 @@ export function parseManifest(text: string, options: ManifestOptions): ManifestE
   return entries;
 }
 
+/**
+ * For a copy into a directory or prefix: refuses two different objects
+ * that would land on the same relative path (the same key in two buckets,
+ * or a key reached through two bases), since one would silently replace
+ * the other. The same object listed twice is no conflict (a stream may
+ * want it twice; a copy can skip the repeat).
+ */
+export function refuseCollisions(entries: readonly ManifestEntry[], name: string): void {
+  const first = new Map<string, ManifestEntry>();
+  for (const entry of entries) {
+    const earlier = first.get(entry.relativePath);
+    if (earlier === undefined) first.set(entry.relativePath, entry);
+    else if (earlier.bucket !== entry.bucket || earlier.key !== entry.key) {
+      throw new ManifestError(name, entry.line, `s3://${entry.bucket}/${entry.key} would land on ${JSON.stringify(entry.relativePath)}, as s3://${earlier.bucket}/${earlier.key} (line ${earlier.line}) does`);
+    }
+  }
+}
+
 /** One per line: s3:// URLs, or keys relative to the base; "#" starts a comment line. */
 function listEntries(text: string, context: Context): ManifestEntry[] {
   const entries: ManifestEntry[] = [];
@@ -206,9 +224,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Lines without their ending, CRLF or LF. */
+/**
+ * Lines without their ending: LF, CRLF, or a lone CR (old Mac files), which
+ * would otherwise end up inside a key.
+ */
 function lines(text: string): string[] {
-  return text.split("\n").map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+  return text.split(/\r\n|\r|\n/);
 }
 
 /** A UTF-8 byte-order mark (Windows editors write one) is not part of the first line. */

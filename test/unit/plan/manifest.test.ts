@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../../../src/plan/location.js";
-import { ManifestError, manifestForm, parseManifest, type ManifestEntry, type ManifestOptions } from "../../../src/plan/manifest.js";
+import { ManifestError, manifestForm, parseManifest, refuseCollisions, type ManifestEntry, type ManifestOptions } from "../../../src/plan/manifest.js";
 import { assertGoodSplit, seededRandom } from "../../support/shard-checks.js";
 
 const named = { name: "manifest.txt" };
@@ -26,6 +26,10 @@ describe("plan/manifest: lists", () => {
   it("reads s3:// URLs, one per line, skipping blank lines and # comments, trimming, CRLF or LF", () => {
     const text = "# training set v3\r\n\r\ns3://b/data/a.bin\r\n   s3://b/data/sub/b.bin  \r\n\t\n# done\ns3://other/c d.bin\n";
     assert.deepEqual(short(parseManifest(text, named)), ["b|data/a.bin|data/a.bin|3", "b|data/sub/b.bin|data/sub/b.bin|4", "other|c d.bin|c d.bin|7"]);
+  });
+
+  it("takes a lone CR as a line break, not as part of a key", () => {
+    assert.deepEqual(short(parseManifest("s3://b/a\rs3://b/b\r", named)), ["b|a|a|1", "b|b|b|2"]);
   });
 
   it("takes keys verbatim: no URL decoding", () => {
@@ -154,6 +158,17 @@ describe("plan/manifest: augmented manifests (JSON Lines)", () => {
 
   it("refuses --attribute for a form without attributes", () => {
     refuses("s3://b/a\n", { ...named, attribute: "image-ref" }, "manifest.txt: --attribute names a field of an augmented manifest (JSON Lines), but this is a list");
+  });
+});
+
+describe("plan/manifest: refuseCollisions", () => {
+  it("refuses two objects landing on one relative path, allows one object listed twice", () => {
+    const entries = parseManifest("s3://b/x/1\ns3://b/x/2\ns3://b/x/1\n# same key, other bucket\ns3://c/x/2\n", named);
+    assert.throws(
+      () => refuseCollisions(entries, "manifest.txt"),
+      (err: unknown) => err instanceof ManifestError && err.message === 'manifest.txt:5: s3://c/x/2 would land on "x/2", as s3://b/x/2 (line 2) does',
+    );
+    assert.doesNotThrow(() => refuseCollisions(entries.slice(0, 3), "manifest.txt"));
   });
 });
 
