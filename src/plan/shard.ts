@@ -54,7 +54,7 @@ function fromExplicit(value: string): ShardSpec {
 const LAUNCHERS: readonly { name: string; read: (env: NodeJS.ProcessEnv, shardCount: number | undefined) => LauncherReading; variables: string }[] = [
   { name: "torchrun", variables: "RANK/WORLD_SIZE", read: (env) => pair(env, "torchrun", "RANK", "WORLD_SIZE") },
   { name: "Slurm job array", variables: "SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MIN/MAX", read: slurmArray },
-  { name: "Kubernetes Indexed Job", variables: "JOB_COMPLETION_INDEX (with --shard-count or S3X_SHARD_COUNT)", read: kubernetesIndexedJob },
+  { name: "Kubernetes Indexed Job", variables: "JOB_COMPLETION_INDEX with --shard-count or S3X_SHARD_COUNT", read: kubernetesIndexedJob },
   { name: "Open MPI", variables: "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE", read: (env) => pair(env, "Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE") },
   { name: "MPI", variables: "PMI_RANK/PMI_SIZE", read: (env) => pair(env, "MPI", "PMI_RANK", "PMI_SIZE") },
 ];
