@@ -6,6 +6,7 @@ import { mvBuilder, runMv } from "./commands/mv.js";
 import { presignBuilder, runPresign, type PresignArgs } from "./commands/presign.js";
 import { lsBuilder, runLs, type LsArgs } from "./commands/ls.js";
 import { rmBuilder, runRm, type RmArgs } from "./commands/rm.js";
+import { catBuilder, runCat, type CatArgs } from "./commands/cat.js";
 import { mbBuilder, rbBuilder, runMb, runRb, type MbArgs, type RbArgs } from "./commands/buckets.js";
 import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
@@ -32,12 +33,12 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName("s3x")
     .usage("s3x <command> [options]\n\nFast S3 transfers: parallel ranged GETs and multipart PUTs, bounded memory.")
     .command(
-      "cp <source> <destination>",
-      "copy one object: file ↔ S3, S3 → stdout (-), stdin (-) → S3, S3 → S3",
+      "cp <source> [destination]",
+      "copy one object: file ↔ S3, S3 → stdout (-), stdin (-) → S3, S3 → S3; many with --recursive or --from",
       (y) => cpBuilder(y),
       async (args) => {
         const cpArgs = args as unknown as CpArgs;
-        commandLine = `cp ${cpArgs.source} ${cpArgs.destination}`;
+        commandLine = `cp ${cpArgs.source} ${cpArgs.destination ?? ""}`.trim();
         exitCode = await runCp(cpArgs, argv);
       },
     )
@@ -71,11 +72,11 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .command(
-      "rm <path>",
+      "rm [path]",
       "delete an object, or every object under a prefix (--recursive)",
       (y) => rmBuilder(y),
       async (args) => {
-        commandLine = `rm ${args.path}`;
+        commandLine = `rm ${args.path ?? ""}`.trim();
         exitCode = await runRm(args as unknown as RmArgs, argv);
       },
     )
@@ -104,6 +105,15 @@ export async function main(argv: string[]): Promise<number> {
       async (args) => {
         commandLine = `presign ${args.path}`;
         exitCode = await runPresign(args as unknown as PresignArgs);
+      },
+    )
+    .command(
+      "cat [source]",
+      "write objects to stdout one after another: an object, every object under a prefix/, or a manifest's (--from); --tar frames them",
+      (y) => catBuilder(y),
+      async (args) => {
+        commandLine = `cat ${args.source ?? ""}`.trim();
+        exitCode = await runCat(args as unknown as CatArgs, argv);
       },
     )
     // `s3x completion >> ~/.bashrc` (or ~/.zshrc): tab completion of commands and options.

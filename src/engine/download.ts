@@ -98,6 +98,8 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   if (sizeHint === 0) return await downloadEmpty(ctx, ref, sink, signal);
   // An object the listing says fits in one part is asked for whole: a plain GET costs the server less than a ranged one.
   const whole = sizeHint !== undefined && sizeHint <= partSize;
+  // An in-order sink shared by many objects (engine/sinks/object-stream.ts) says when this object's turn is near.
+  await sink.waitForRoom?.(0);
   const firstBuffer = await ctx.memory.acquire(firstSize, signal);
   let first: RangeResult;
   try {
@@ -139,6 +141,16 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   await verify(run, size, [], first.etag, options, md5);
   await sink.commit({ lastModified: first.lastModified });
   return { size, etag: first.etag, lastModified: first.lastModified };
+}
+
+/**
+ * How many parts a download lands for an object of `size` bytes when the
+ * size is known beforehand (freshDownload with the listed size as its hint):
+ * one stream of many objects numbers its pieces by it.
+ */
+export function downloadPartCount(size: number, partSize: number): number {
+  if (size === 0) return 0;
+  return 1 + planParts(size - Math.min(partSize, size), partSize).count;
 }
 
 async function downloadEmpty(ctx: TransferContext, ref: ObjectRef, sink: DownloadSink, signal: AbortSignal): Promise<DownloadResult> {

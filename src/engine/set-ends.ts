@@ -7,7 +7,9 @@ import type { DestinationEntry, Placement, SetDestination, SetEntry, SetSource, 
 import type { EntryState } from "../plan/sync.js";
 import type { ObjectRef } from "../s3/operations.js";
 import type { TransferContext } from "./context.js";
+import { headWithRetries } from "./download/range-fetch.js";
 import { listObjectPages } from "./listing.js";
+import { RequestError } from "./retry.js";
 import { PathStats, walkFiles } from "./walk.js";
 
 /**
@@ -82,12 +84,14 @@ export class S3PrefixSource implements SetSource<ObjectRef> {
     /** A directory prefix: empty or ending in "/". */
     private readonly prefix: string,
     readonly name: string,
+    /** rm -r deletes folder markers too; transfers skip them. */
+    private readonly withFolderMarkers = false,
   ) {}
 
   async *items(): AsyncGenerator<SourceItem<ObjectRef>> {
     for await (const page of listObjectPages(this.ctx, this.bucket, this.prefix)) {
       for (const obj of page.objects) {
-        if (isFolderMarker(obj)) continue;
+        if (!this.withFolderMarkers && isFolderMarker(obj)) continue;
         yield { entry: { relativePath: obj.key.slice(this.prefix.length), size: obj.size, mtimeMs: obj.lastModified.getTime(), ref: { bucket: this.bucket, key: obj.key } } };
       }
     }
@@ -101,6 +105,102 @@ export class S3PrefixSource implements SetSource<ObjectRef> {
   described(entry: SetEntry<ObjectRef>): string {
     return `key "${entry.ref.key}"`;
   }
+}
+
+/** An object named on its own (a manifest's line, or `cat s3://bucket/key`). */
+export interface NamedObject {
+  bucket: string;
+  key: string;
+  /** Where it lands under a destination directory or prefix. */
+  relativePath: string;
+  /** The manifest line that names it, for messages. */
+  line?: number;
+}
+
+/** How many HEAD requests a list of named objects sends at once. */
+const HEADS_IN_FLIGHT = 64;
+
+/**
+ * Objects named one by one (a manifest, or one object), in the order given.
+ * Their sizes and times come from HEAD requests, all sent before the first
+ * entry is handed out: sharding needs every size, a stream announces each
+ * size before its bytes, and a missing object is reported with its line
+ * before anything moves.
+ */
+export class NamedObjectsSource implements SetSource<ObjectRef> {
+  readonly side = "s3";
+  whole = false;
+
+  constructor(
+    private readonly ctx: TransferContext,
+    private readonly objects: readonly NamedObject[],
+    /** The manifest as the user named it ("manifest.txt", "stdin"), or the object's URL. */
+    readonly name: string,
+    /** False: no HEAD requests, sizes and times left at 0 (rm --from without --shard needs neither). */
+    private readonly withSizes = true,
+  ) {}
+
+  async *items(): AsyncGenerator<SourceItem<ObjectRef>> {
+    if (!this.withSizes) {
+      for (const object of this.objects) yield { entry: { relativePath: object.relativePath, size: 0, mtimeMs: 0, ref: { bucket: object.bucket, key: object.key } } };
+      this.whole = true;
+      return;
+    }
+    const entries: SetEntry<ObjectRef>[] = new Array(this.objects.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < this.objects.length) {
+        const i = next++;
+        const object = this.objects[i]!;
+        const ref = { bucket: object.bucket, key: object.key };
+        const info = await headWithRetries(this.ctx, ref, this.ctx.signal).catch((err: unknown) => {
+          const where = object.line !== undefined ? `${this.name}:${object.line}: ` : "";
+          if (err instanceof RequestError && (err.failure.status === 404 || err.failure.status === 403)) {
+            throw new UsageError(`${where}s3://${ref.bucket}/${ref.key}: ${err.failure.status === 404 ? "no such object" : "access denied"}; nothing was transferred`);
+          }
+          throw err;
+        });
+        entries[i] = { relativePath: object.relativePath, size: info.size, mtimeMs: info.lastModified?.getTime() ?? 0, ref };
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(HEADS_IN_FLIGHT, this.objects.length) }, worker));
+    for (const entry of entries) yield { entry };
+    this.whole = true;
+  }
+
+  shown(entry: SetEntry<ObjectRef>): string {
+    return `s3://${entry.ref.bucket}/${entry.ref.key}`;
+  }
+
+  described(entry: SetEntry<ObjectRef>): string {
+    return `key "${entry.ref.key}"`;
+  }
+}
+
+/** Where a streamed entry goes: nowhere but the stream, in the plan's order. */
+export interface StreamTarget {
+  relativePath: string;
+}
+
+/**
+ * One byte stream (stdout, a named pipe): every entry goes to it in the
+ * plan's order (engine/sinks/object-stream.ts); nothing there can be
+ * compared or deleted.
+ */
+export class StreamDestination implements SetDestination<StreamTarget> {
+  readonly side = "stream";
+
+  constructor(private readonly shownAs: string) {}
+
+  place(relativePath: string): Placement<StreamTarget> {
+    return { ok: true, relativePath, target: { relativePath }, shown: this.shownAs };
+  }
+
+  async existing(): Promise<EntryState | undefined> {
+    return undefined;
+  }
+
+  async *entries(): AsyncGenerator<DestinationEntry<StreamTarget>> {}
 }
 
 /** A local directory written into; keys are placed safely under it (plan/placement.ts). */

@@ -1,4 +1,4 @@
-import { mkdir, unlink } from "node:fs/promises";
+import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { asDirectoryPrefix } from "../plan/keys.js";
 import type { Location } from "../plan/location.js";
@@ -10,8 +10,15 @@ import type { ObjectAction, ObjectBatch } from "./batch.js";
 import type { TransferContext } from "./context.js";
 import { copyS3Object } from "./copy.js";
 import { deleteKeys, deleteOne } from "./delete.js";
-import { downloadObject } from "./download.js";
-import { LocalTreeDestination, LocalTreeSource, S3PrefixDestination, S3PrefixSource } from "./set-ends.js";
+import { downloadObject, downloadPartCount } from "./download.js";
+import { s3Url } from "./object-url.js";
+import { widenPipe } from "./pipe-size.js";
+import { LocalTreeDestination, LocalTreeSource, NamedObjectsSource, S3PrefixDestination, S3PrefixSource, StreamDestination, type NamedObject, type StreamTarget } from "./set-ends.js";
+import { FdWriter } from "./sinks/fd-writer.js";
+import { ObjectStream, type StreamFraming } from "./sinks/object-stream.js";
+import { orderedSource, type SetOrder } from "../plan/set-order.js";
+
+export { StreamStoppedError, type StreamFraming } from "./sinks/object-stream.js";
 import { BlockingWrites } from "./sinks/blocking-writes.js";
 import { FileSink } from "./sinks/file-sink.js";
 import { LeftoverIndex } from "./sinks/leftover-index.js";
@@ -46,7 +53,14 @@ export interface SetOptions {
   uploadAttributes(relativePath: string, mtimeMs: number): Promise<ObjectAttributes>;
   /** What an S3→S3 copy sets: new attributes (REPLACE) or undefined to keep the source's, and ACL and encryption. */
   copyAttributes(key: string): Promise<{ attributes?: ObjectAttributes; storage?: StorageSettings }>;
+  /** A stream destination (stdout, a named pipe): the objects' bytes raw, one after another, or as a tar archive. */
+  framing?: StreamFraming;
+  /** The order the source's entries are taken in, and which of them this worker takes (plan/set-order.ts). */
+  order?: SetOrder;
 }
+
+/** Where a set's entries come from: a directory or prefix, or objects named one by one (a manifest). */
+export type SetSourceSpec = Location | { kind: "named"; objects: readonly NamedObject[]; name: string };
 
 /** How one direction transfers an entry, removes a moved source and deletes from its destination. */
 interface SetOperations<Ref, Target> {
@@ -60,6 +74,8 @@ interface SetOperations<Ref, Target> {
   skipped?(target: Target): Promise<void>;
   /** How --delete removes from this destination, its results recorded in `batch`. */
   deleter(batch: ObjectBatch): Deleter<Target>;
+  /** After every action's transfer ended (a stream writes its end). */
+  finish?(batch: ObjectBatch): Promise<void>;
 }
 
 /** sync --delete on one kind of destination: files one by one, keys in batches at the end. */
@@ -78,27 +94,47 @@ export interface SetRun {
  * directory, creates the local destination) and picks the direction's
  * operations. Local to local is not a transfer s3x makes: the CLI refuses it first.
  */
-export async function openSet(ctx: TransferContext, source: Location, dest: Location, options: SetOptions): Promise<SetRun> {
+export async function openSet(ctx: TransferContext, sourceSpec: SetSourceSpec, dest: Location, options: SetOptions): Promise<SetRun> {
+  const source = sourceSpec.kind === "named" ? undefined : sourceSpec;
+  if (sourceSpec.kind === "named" || sourceSpec.kind === "s3") {
+    const stream = await streamOf(dest);
+    if (stream) {
+      const from = sourceSpec.kind === "named" ? new NamedObjectsSource(ctx, sourceSpec.objects, sourceSpec.name) : prefixSource(ctx, sourceSpec);
+      return bind(from, new StreamDestination("-"), streamed(ctx, options, stream), options.order);
+    }
+    if (sourceSpec.kind === "named") {
+      const from = new NamedObjectsSource(ctx, sourceSpec.objects, sourceSpec.name);
+      if (dest.kind === "local") {
+        const to = await LocalTreeDestination.open(ctx, dest.path);
+        return bind(from, to, downloads(ctx, options, to.root), options.order);
+      }
+      if (dest.kind === "s3") return bind(from, new S3PrefixDestination(ctx, dest.bucket, asDirectoryPrefix(dest.key)), copies(ctx, options, remoteDeleter(ctx, dest.bucket)), options.order);
+    }
+  }
+  if (!source) throw new Error(`no set transfer from a list of objects to ${dest.kind}`);
   if (source.kind === "local" && dest.kind === "s3") {
     const from = await LocalTreeSource.open(ctx, source.path, options.followSymlinks);
     const to = new S3PrefixDestination(ctx, dest.bucket, asDirectoryPrefix(dest.key));
-    return bind(from, to, uploads(ctx, options, remoteDeleter(ctx, dest.bucket)));
+    return bind(from, to, uploads(ctx, options, remoteDeleter(ctx, dest.bucket)), options.order);
   }
   if (source.kind === "s3" && dest.kind === "local") {
-    const from = new S3PrefixSource(ctx, source.bucket, asDirectoryPrefix(source.key), `s3://${source.bucket}/${source.key}`);
     const to = await LocalTreeDestination.open(ctx, dest.path);
-    return bind(from, to, downloads(ctx, options, to.root));
+    return bind(prefixSource(ctx, source), to, downloads(ctx, options, to.root), options.order);
   }
   if (source.kind === "s3" && dest.kind === "s3") {
-    const from = new S3PrefixSource(ctx, source.bucket, asDirectoryPrefix(source.key), `s3://${source.bucket}/${source.key}`);
     const to = new S3PrefixDestination(ctx, dest.bucket, asDirectoryPrefix(dest.key));
-    return bind(from, to, copies(ctx, options, remoteDeleter(ctx, dest.bucket)));
+    return bind(prefixSource(ctx, source), to, copies(ctx, options, remoteDeleter(ctx, dest.bucket)), options.order);
   }
   throw new Error(`no set transfer from ${source.kind} to ${dest.kind}`);
 }
 
-function bind<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, operations: SetOperations<Ref, Target>): SetRun {
-  return { run: (rules, batch, onQueued) => execute(planSet(source, destination, rules), operations, batch, onQueued) };
+function prefixSource(ctx: TransferContext, source: Location & { kind: "s3" }): S3PrefixSource {
+  return new S3PrefixSource(ctx, source.bucket, asDirectoryPrefix(source.key), `s3://${source.bucket}/${source.key}`);
+}
+
+function bind<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, operations: SetOperations<Ref, Target>, order: SetOrder | undefined): SetRun {
+  const ordered = order ? orderedSource(source, order) : source;
+  return { run: (rules, batch, onQueued) => execute(planSet(ordered, destination, rules), operations, batch, onQueued) };
 }
 
 /** Each action, in the plan's order; transfers run in the batch's slots, the rest is recorded at once. */
@@ -136,6 +172,7 @@ async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target
     }
   }
   await deleter.finish();
+  await ops.finish?.(batch);
 }
 
 function uploads(ctx: TransferContext, options: SetOptions, deleter: (batch: ObjectBatch) => Deleter<PrefixTarget>): SetOperations<string, PrefixTarget> {
@@ -183,6 +220,59 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
     },
     removeSource: (entry) => deleteOne(ctx, entry.ref.bucket, entry.ref.key),
     deleter: localDeleter,
+  };
+}
+
+/** Where a stream destination writes: stdout (-), or a named pipe or device given as the destination path. */
+interface OpenStream {
+  writer: FdWriter;
+  close(): Promise<void>;
+}
+
+async function streamOf(dest: Location): Promise<OpenStream | undefined> {
+  if (dest.kind === "stream") {
+    widenPipe(1);
+    return { writer: new FdWriter(1, () => process.stdout), close: async () => undefined };
+  }
+  if (dest.kind !== "local") return undefined;
+  const info = await stat(dest.path).catch(() => undefined);
+  if (!info || info.isFile() || info.isDirectory()) return undefined;
+  // A FIFO (SageMaker Pipe mode's way) or a device: written in order, in place.
+  const handle = await open(dest.path, "w");
+  widenPipe(handle.fd);
+  return { writer: new FdWriter(handle.fd), close: () => handle.close() };
+}
+
+/**
+ * Every object into one stream, in the plan's order. The stream's pieces are
+ * numbered from each object's listed size when its transfer starts: the
+ * batch starts transfers in the plan's order, so the objects appear in it.
+ */
+function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream): SetOperations<ObjectRef, StreamTarget> {
+  const partSize = downloadPartSize(options.partSize);
+  // Pieces the downloads may run ahead of the reader: every connection busy, never more than half the memory budget in parts.
+  const window = Math.max(2, Math.min(ctx.queue.concurrency + 4, Math.floor(ctx.memory.limit / partSize / 2)));
+  const objects = new ObjectStream(stream.writer, options.framing ?? "raw", window, (size) => downloadPartCount(size, partSize));
+  return {
+    action: "download",
+    move: false,
+    async transfer(entry) {
+      const sink = objects.next({ name: entry.ref.key, shown: s3Url(entry.ref), size: entry.size, mtimeMs: entry.mtimeMs });
+      const result = await downloadObject(ctx, entry.ref, sink, partSize, entry.size, { verifyEtag: options.verifyEtag });
+      return result.size;
+    },
+    removeSource: async () => {
+      throw new Error("a stream destination does not move objects");
+    },
+    deleter: () => ({ add: async () => undefined, finish: async () => undefined }),
+    async finish(batch) {
+      try {
+        await batch.finish();
+        if (!ctx.signal.aborted && batch.summary.failed === 0) await objects.finish();
+      } finally {
+        await stream.close();
+      }
+    },
   };
 }
 

@@ -71,7 +71,8 @@ export interface DestinationEntry<Target> {
 }
 
 export interface SetDestination<Target> {
-  readonly side: "local" | "s3";
+  /** "stream": one byte stream (stdout, a named pipe) that takes every entry in order. */
+  readonly side: "local" | "s3" | "stream";
   /** Where a source's relative path lands (key-to-path safety for local trees: plan/keys.ts). */
   place(relativePath: string, size: number): Placement<Target>;
   /**
@@ -107,9 +108,9 @@ export type SetAction<Ref, Target> =
   | { kind: "delete"; target: Target; shown: string; dryrun: boolean };
 
 /** The direction the sync rules compare in (plan/sync.ts). */
-export function directionOf(source: { side: "local" | "s3" }, destination: { side: "local" | "s3" }): SyncDirection {
+export function directionOf(source: { side: "local" | "s3" }, destination: { side: "local" | "s3" | "stream" }): SyncDirection {
   if (source.side === "local" && destination.side === "s3") return "upload";
-  if (source.side === "s3" && destination.side === "local") return "download";
+  if (source.side === "s3" && (destination.side === "local" || destination.side === "stream")) return "download";
   if (source.side === "s3" && destination.side === "s3") return "copy";
   throw new Error("a set goes from a local directory to S3, from S3 to a local directory, or between S3 prefixes");
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { UsageError } from "./location.js";
 
 /**
@@ -243,4 +244,15 @@ class ShardHeap {
       at = lightest;
     }
   }
+}
+
+/**
+ * The shard of one key by a hash of it alone: for rm -r --shard, whose
+ * workers change the listing they split (a worker that lists after another
+ * deleted its part would compute another byte-balanced split, and leave
+ * objects behind). Balanced by count on average, not by bytes: a deletion
+ * costs the same whatever the object's size.
+ */
+export function shardOfKey(key: string, count: number): number {
+  return createHash("sha256").update(key, "utf8").digest().readUInt32BE(0) % count;
 }

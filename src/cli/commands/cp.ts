@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Argv } from "yargs";
@@ -9,8 +8,10 @@ import { transferObject, type ObjectTransferOptions } from "../../engine/object-
 import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
 import { Session } from "../session.js";
 import { runMany } from "./transfer-set.js";
+import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import { checkThreshold, copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
 import { StdoutLines } from "../output.js";
+import { peakRss } from "../peak-rss.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
 import { ExitCode, InterruptError, isBrokenPipe, reportError } from "../errors.js";
 import type { ObjectResult } from "../../engine/batch.js";
@@ -19,7 +20,8 @@ import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings 
 export type { CpArgs } from "./transfer-options.js";
 
 export function cpBuilder(y: Argv) {
-  return copyCommandOptions(y)
+  return withManifestOption(withShardOptions(copyCommandOptions(y)))
+    .option("tar", { type: "boolean", default: false, describe: "with --recursive to - (stdout) or a named pipe: each object as a tar entry", group: "Selection:" })
     .example("s3x cp ./a.bin s3://bucket/dir/", "upload a file (key dir/a.bin)")
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
     .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")
@@ -37,11 +39,20 @@ export interface CpResult {
 export type AfterCopy = (session: Session, source: Location, result: CpResult) => Promise<void>;
 
 /** `s3x cp SRC DST`: one object in every direction, or many with --recursive. */
-export async function runCp(args: CpArgs & Partial<SetArgs>, argv: readonly string[], mode: "cp" | "mv" = "cp", afterCopy?: AfterCopy): Promise<number> {
+export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, argv: readonly string[], mode: "cp" | "mv" = "cp", afterCopy?: AfterCopy): Promise<number> {
+  checkObjectOptions(args);
+  if (args.from !== undefined) {
+    if (mode === "mv") throw new UsageError("mv does not take --from");
+    // cp --from FILE DEST, or cp --from FILE s3://base/ DEST (keys relative to the base).
+    const destination = args.destination as string | undefined; // optional in `cp --from FILE DEST`
+    const base = destination !== undefined ? parseLocation(args.source) : undefined;
+    return runMany(mode, base, parseLocation(destination ?? args.source), args as SetArgs, argv);
+  }
+  if ((args.destination as string | undefined) === undefined) throw new UsageError(`${mode} needs a source and a destination`);
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
-  checkObjectOptions(args);
   if (args.recursive) return runMany(mode, source, dest, args as SetArgs, argv);
+  if (args.shard !== undefined || args.shuffle !== undefined || args.tar) throw new UsageError("--shard, --shuffle and --tar go with --recursive or --from");
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const threshold = checkThreshold(args);
   const toStdout = dest.kind === "stream";
@@ -137,21 +148,6 @@ async function dryrun(mode: "cp" | "mv", args: CpArgs, item: PlannedCopy, toStdo
   if (args.json) printer.json({ command: mode, status: "ok", transferred: 0, deleted: 0, skipped: 0, failed: 0, bytes: 0, dryrunTransfers: 1, dryrunDeletions: 0, source: item.source, destination: item.destination });
   await stdout.settled();
   return ExitCode.ok;
-}
-
-/**
- * This process's peak resident memory. /proc's VmHWM belongs to this program
- * image; getrusage's maxRSS also counts the parent's RSS from before exec,
- * which would blame s3x for a big parent's memory.
- */
-function peakRss(): number {
-  try {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"));
-    if (match) return Number(match[1]) * 1024;
-  } catch {
-    // not Linux: fall through
-  }
-  return process.resourceUsage().maxRSS * 1024;
 }
 
 function validatePair(source: Location, dest: Location): void {

@@ -1,18 +1,20 @@
 import type { Argv } from "yargs";
 import { compileFilters, filtersFromArgv, isIncluded } from "../../plan/filters.js";
 import { asDirectoryPrefix } from "../../plan/keys.js";
-import { parseLocation, UsageError } from "../../plan/location.js";
+import { parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { deleteUnder } from "../../engine/delete.js";
 import { abortUploadsUnder } from "../../engine/uploads.js";
 import { removeObject } from "../../engine/single-requests.js";
+import { deleteSet } from "../../engine/set-deletion.js";
+import { manifestSource, setOrderOf, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { Session } from "../session.js";
 import { requestPayerSettings, withRequestPayerOption } from "../object-options.js";
 
-export interface RmArgs extends CommonArgs {
+export interface RmArgs extends CommonArgs, SelectionArgs {
   "request-payer"?: string;
-  path: string;
+  path?: string;
   recursive: boolean;
   dryrun: boolean;
   uploads: boolean;
@@ -20,8 +22,8 @@ export interface RmArgs extends CommonArgs {
 }
 
 export function rmBuilder(y: Argv) {
-  return withRequestPayerOption(withCommonOptions(y))
-    .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key, or s3://bucket/prefix with --recursive" })
+  return withManifestOption(withShardOptions(withRequestPayerOption(withCommonOptions(y))))
+    .positional("path", { type: "string", describe: "s3://bucket/key, or s3://bucket/prefix with --recursive; with --from, the prefix the listed keys are relative to" })
     .option("recursive", { alias: "r", type: "boolean", default: false, describe: "delete every object under the prefix" })
     .option("include", { type: "string", array: true, describe: "include keys matching this glob (later filters win)" })
     .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)" })
@@ -31,6 +33,7 @@ export function rmBuilder(y: Argv) {
     .example("s3x rm s3://bucket/key", "delete one object")
     .example("s3x rm -r s3://bucket/tmp/ --exclude '*.keep' --dryrun", "show what a recursive delete would remove")
     .example("s3x rm -r s3://bucket/ --uploads --older-than 1d", "abort multipart uploads started over a day ago")
+    .example("s3x rm --from stale.txt", "delete the objects a file lists (s3:// URLs, one per line)")
     .group([], "Options:");
 }
 
@@ -40,8 +43,12 @@ export function rmBuilder(y: Argv) {
  * is still paging. Per-key failures are reported; the exit status is 1 if any.
  */
 export async function runRm(args: RmArgs, argv: readonly string[]): Promise<number> {
-  const loc = parseLocation(args.path);
-  if (loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
+  if (args.path === undefined && args.from === undefined) throw new UsageError("rm needs an s3:// URL or --from FILE");
+  const loc = args.path !== undefined ? parseLocation(args.path) : undefined;
+  if (loc !== undefined && loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
+  if (args.from !== undefined || args.shard !== undefined || args.shuffle !== undefined) return await runRmSet(args, loc, argv);
+  if (loc === undefined || args.path === undefined) throw new UsageError("rm needs an s3:// URL");
+  const path = args.path;
   const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
   const ctx = session.context;
   const deletions = new DeletionReport(session);
@@ -50,17 +57,37 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, deletions);
     if (args["older-than"] !== undefined) throw new UsageError("--older-than goes with --uploads");
     if (!args.recursive) {
-      if (loc.key === "" || loc.key.endsWith("/")) throw new UsageError(`${args.path} names a prefix; use --recursive to delete everything under it`);
-      if (args.dryrun) report({ action: "delete", source: args.path, destination: "", size: 0, status: "dryrun" });
+      if (loc.key === "" || loc.key.endsWith("/")) throw new UsageError(`${path} names a prefix; use --recursive to delete everything under it`);
+      if (args.dryrun) report({ action: "delete", source: path, destination: "", size: 0, status: "dryrun" });
       else {
-        await removeObject(ctx, { bucket: loc.bucket, key: loc.key }, args.path);
-        report({ action: "delete", source: args.path, destination: "", size: 0, status: "ok" });
+        await removeObject(ctx, { bucket: loc.bucket, key: loc.key }, path);
+        report({ action: "delete", source: path, destination: "", size: 0, status: "ok" });
       }
       return 0;
     }
     const prefix = asDirectoryPrefix(loc.key);
     const filters = compileFilters(filtersFromArgv(argv));
     await deleteUnder(ctx, loc.bucket, prefix, { selected: (key) => isIncluded(filters, key.slice(prefix.length)), dryrun: args.dryrun }, report);
+    await session.throwIfStopped();
+    session.printer.note(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed`);
+    return deletions.failed > 0 ? 1 : 0;
+  } finally {
+    await session.close();
+  }
+}
+
+/** rm --from FILE, rm -r --shard I/N: the set is read whole (engine/set-deletion.ts), then deleted. */
+async function runRmSet(args: RmArgs, loc: Location | undefined, argv: readonly string[]): Promise<number> {
+  if (args.uploads) throw new UsageError("--uploads cannot be combined with --from or --shard");
+  if (args.from === undefined && !args.recursive) throw new UsageError("--shard goes with --recursive (or --from)");
+  if (args.shuffle !== undefined) throw new UsageError("rm does not take --shuffle (the order of deletions changes nothing)");
+  const spec = args.from !== undefined ? await manifestSource(args, loc, false) : loc!;
+  const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
+  const deletions = new DeletionReport(session);
+  try {
+    const filters = compileFilters(filtersFromArgv(argv));
+    const order = setOrderOf(args, filters, (line) => session.printer.note(line));
+    await deleteSet(session.context, spec, { filters, shard: order?.shard, dryrun: args.dryrun }, deletions.add);
     await session.throwIfStopped();
     session.printer.note(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed`);
     return deletions.failed > 0 ? 1 : 0;

@@ -3,10 +3,11 @@ import { parseLocation } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
 import { checkObjectOptions } from "../object-options.js";
 import { runMany } from "./transfer-set.js";
+import { withShardOptions } from "./selection.js";
 import { transferOptions, withSetOptions, type SetArgs } from "./transfer-options.js";
 
 export function syncBuilder(y: Argv) {
-  return withSetOptions(transferOptions(withCommonOptions(y)))
+  return withShardOptions(withSetOptions(transferOptions(withCommonOptions(y))))
     .option("delete", { type: "boolean", default: false, describe: "delete destination files that are not in the source (never ones the filters exclude)", group: "Selection:" })
     .option("size-only", { type: "boolean", default: false, describe: "copy only when sizes differ", group: "Selection:" })
     .option("exact-timestamps", { type: "boolean", default: false, describe: "accepted for aws-cli; downloads already copy when the times differ at all", group: "Selection:" })

@@ -48,8 +48,9 @@ export function copyCommandOptions(y: Argv) {
 /** Options of every command that writes objects (cp, mv, sync). */
 export function transferOptions<T>(y: Argv<T>) {
   return withObjectOptions(y)
-    .positional("source", { type: "string", demandOption: true, describe: "s3://bucket/key, a local file, or - for stdin" })
-    .positional("destination", { type: "string", demandOption: true, describe: "s3://bucket/key, a local path, or - for stdout" })
+    // Required by each command's own usage string (`cp --from FILE DEST` takes one).
+    .positional("source", { type: "string", describe: "s3://bucket/key, a local file, or - for stdin" })
+    .positional("destination", { type: "string", describe: "s3://bucket/key, a local path, or - for stdout" })
     .option("part-size", { type: "string", describe: "part size (e.g. 16MiB); uploads raise it to stay within 10,000 parts", group: "Transfer:" })
     .option("multipart-threshold", { type: "string", default: "8MiB", describe: "files larger than this are uploaded in parts", group: "Transfer:" })
     .option("content-type", { type: "string", describe: "Content-Type of uploaded objects (default: guessed from the file name)", group: "Transfer:" })

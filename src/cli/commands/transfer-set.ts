@@ -3,34 +3,54 @@ import { formatLocation, UsageError, type Location } from "../../plan/location.j
 import { formatSize, parseSize, uploadPartSize } from "../../plan/parts.js";
 import type { SetRules } from "../../plan/set-plan.js";
 import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/batch.js";
-import { openSet, type SetOptions } from "../../engine/set-executor.js";
+import { openSet, StreamStoppedError, type SetOptions, type SetSourceSpec } from "../../engine/set-executor.js";
 import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
 import { replacesMetadata, requestSettings, storageSettings } from "../object-options.js";
 import { endsTheRun, isBrokenPipe } from "../errors.js";
 import { Session } from "../session.js";
+import { peakRss } from "../peak-rss.js";
 import { checkThreshold, type SetArgs } from "./transfer-options.js";
+import { manifestSource, setOrderOf, type SelectionArgs } from "./selection.js";
 
 export type { SetArgs } from "./transfer-options.js";
 
 /** Where a per-object line goes, and the command's final tally. */
 interface Reporter {
   result(result: ObjectResult): void;
+  /** Objects written whole to a stream destination. */
+  streamed: number;
   dryrunTransfers: number;
   dryrunDeletions: number;
 }
 
-/** cp --recursive, mv --recursive and sync: one session, one batch of object transfers. */
-export async function runMany(mode: "cp" | "sync" | "mv", source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
+/** The commands that transfer a set of objects. */
+export type SetMode = "cp" | "sync" | "mv" | "cat";
+
+/**
+ * cp --recursive, mv --recursive, sync and cat: one session, one batch of
+ * object transfers. `source` undefined: the objects a --from manifest lists
+ * (`base`, if given, is the prefix its keys are relative to).
+ */
+export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, dest: Location, args: SetArgs & SelectionArgs, argv: readonly string[]): Promise<number> {
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   checkThreshold(args);
   if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize);
-  if (source.kind === "stream" || dest.kind === "stream") throw new UsageError(`${mode} cannot use - (stdin/stdout) with many objects`);
-  const session = await Session.open(args, { progressAllowed: true, requests: requestSettings(args, source, dest) });
+  if (source?.kind === "stream") throw new UsageError(`${mode} cannot read many objects from - (stdin)`);
+  if (dest.kind === "stream" && mode !== "cp" && mode !== "cat") throw new UsageError(`${mode} cannot write many objects to - (stdout); use cp --recursive or cat`);
+  if (args.shard !== undefined && args.delete) throw new UsageError("sync --delete cannot be combined with --shard: each worker sees only its shard, and would delete the others'; run --delete once without --shard");
+  if (args.from !== undefined && source?.kind === "named") throw new UsageError("--from names the objects: give no other source");
+  const spec: SetSourceSpec = args.from !== undefined ? await manifestSource(args, source as Location | undefined, dest.kind !== "stream") : source ?? failNoSource(mode);
+  const toStream = dest.kind === "stream";
+  const session = await Session.open(args, { progressAllowed: true, jsonToStderr: toStream, requests: requestSettings(args, spec.kind === "named" ? undefined : spec, dest) });
   try {
-    return await runTransferSet(mode, session, source, dest, args, argv);
+    return await runTransferSet(mode, session, spec, dest, args, argv);
   } finally {
     await session.close();
   }
+}
+
+function failNoSource(mode: SetMode): never {
+  throw new UsageError(`${mode} needs a source (an s3:// prefix, a directory, or --from FILE)`);
 }
 
 /**
@@ -39,18 +59,21 @@ export async function runMany(mode: "cp" | "sync" | "mv", source: Location, dest
  * --delete), engine/set-executor.ts does it while the walk or listing
  * streams. Returns the exit status: 1 when any object failed.
  */
-export async function runTransferSet(mode: "cp" | "sync" | "mv", session: Session, source: Location, dest: Location, args: SetArgs, argv: readonly string[]): Promise<number> {
+export async function runTransferSet(mode: SetMode, session: Session, source: SetSourceSpec, dest: Location, args: SetArgs & SelectionArgs, argv: readonly string[]): Promise<number> {
   const ctx = session.context;
-  const reporter = makeReporter(session);
+  const toStream = dest.kind === "stream";
+  const reporter = makeReporter(session, toStream);
   const objectSlots = Math.max(8, ctx.queue.concurrency * 2);
   const batch = new ObjectBatch(ctx, objectSlots, (r) => {
     if (r.status === "ok" || r.status === "failed") session.progress.objectDone();
     reporter.result(r);
   });
   const sync = mode === "sync";
-  const copying = source.kind === "s3" && dest.kind === "s3";
+  const fromS3 = source.kind === "s3" || source.kind === "named";
+  const copying = fromS3 && dest.kind === "s3";
+  const filters = compileFilters(filtersFromArgv(argv));
   const rules: SetRules = {
-    filters: compileFilters(filtersFromArgv(argv)),
+    filters,
     // cp --resume skips what an earlier run finished, by sync's rules (S3→S3 copies excepted); the unfinished object resumes.
     compare: sync || (args.resume && !copying),
     sync: { sizeOnly: args["size-only"] === true, exactTimestamps: args["exact-timestamps"] === true },
@@ -58,9 +81,13 @@ export async function runTransferSet(mode: "cp" | "sync" | "mv", session: Sessio
     dryrun: args.dryrun,
   };
   const options = setOptions(mode, session, args, copying);
+  options.order = setOrderOf(args, filters, (line) => session.printer.note(line));
+  if (toStream) options.framing = args.tar ? "tar" : "raw";
+  else if (args.tar) throw new UsageError("--tar goes with a stream destination (cat, or cp --recursive to -)");
   const started = Date.now();
-  if (!((source.kind === "local" && dest.kind === "s3") || (source.kind === "s3" && dest.kind === "local") || copying)) {
-    throw new UsageError(`${mode} needs a local directory and an s3:// prefix, or two s3:// prefixes (got ${formatLocation(source)} and ${formatLocation(dest)})`);
+  if (!((source.kind === "local" && dest.kind === "s3") || (fromS3 && (dest.kind === "local" || dest.kind === "stream")) || copying)) {
+    const shown = source.kind === "named" ? `--from ${source.name}` : formatLocation(source);
+    throw new UsageError(`${mode} needs a local directory and an s3:// prefix, or two s3:// prefixes (got ${shown} and ${formatLocation(dest)})`);
   }
   const set = await openSet(ctx, source, dest, options);
   await set.run(rules, batch, () => session.progress.addObjects(1));
@@ -74,9 +101,10 @@ export async function runTransferSet(mode: "cp" | "sync" | "mv", session: Sessio
     session.printer.json({
       command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, skipped, dryrunTransfers: reporter.dryrunTransfers, dryrunDeletions: reporter.dryrunDeletions,
       seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums,
+      peakBufferBytes: ctx.memory.peakUsed, peakRssBytes: peakRss(),
     });
     await session.stdout.settled();
-  } else session.printer.note(summaryText(mode, summary, reporter, seconds));
+  } else if (mode !== "cat") session.printer.note(summaryText(mode, summary, reporter, seconds));
   return summary.failed > 0 ? 1 : 0;
 }
 
@@ -84,20 +112,34 @@ export async function runTransferSet(mode: "cp" | "sync" | "mv", session: Sessio
  * Prints each object's outcome through the session's printer, and counts
  * the dry-run lines (the engine's summary counts them as skipped).
  */
-function makeReporter(session: Session): Reporter {
+function makeReporter(session: Session, toStream: boolean): Reporter {
   const reporter: Reporter = {
     dryrunTransfers: 0,
     dryrunDeletions: 0,
+    streamed: 0,
     result(r) {
       if (r.status === "failed") {
         // Once the run is stopped (Ctrl-C, a closed stdout, a failure every
         // object would meet), objects fail for that one reason, reported at the end.
-        if (session.signal.aborted || isBrokenPipe(r.error)) return;
+        if (session.signal.aborted) return;
+        // The reader of a stream went away (`| head`): the run ends, quietly.
+        if (isBrokenPipe(r.error)) {
+          if (toStream) session.stop(r.error as Error);
+          return;
+        }
         if (endsTheRun(r.error)) {
           session.stop(r.error instanceof Error ? r.error : new Error(String(r.error)));
           return;
         }
+        // A stream cannot skip an object: the first that fails ends the run, named.
+        if (toStream) {
+          if (r.error instanceof StreamStoppedError) return; // one after it: the one that failed is reported
+          session.printer.result(r);
+          session.stop(new Error(`the stream stopped at ${r.source}: ${reporter.streamed} objects were written before it`));
+          return;
+        }
       }
+      if (toStream && r.status === "ok") reporter.streamed++;
       if (r.status === "dryrun") {
         if (r.action === "delete") reporter.dryrunDeletions++;
         else reporter.dryrunTransfers++;
@@ -109,7 +151,7 @@ function makeReporter(session: Session): Reporter {
 }
 
 /** The run's last line on stderr: every action counted, deletions and dry-run lines included. */
-function summaryText(mode: "cp" | "sync" | "mv", summary: BatchSummary, reporter: Reporter, seconds: number): string {
+function summaryText(mode: SetMode, summary: BatchSummary, reporter: Reporter, seconds: number): string {
   const rate = summary.bytes / Math.max(seconds, 0.001) / 1e6;
   const skipped = summary.skipped - reporter.dryrunTransfers - reporter.dryrunDeletions;
   const counts =
@@ -124,7 +166,7 @@ function summaryText(mode: "cp" | "sync" | "mv", summary: BatchSummary, reporter
  * they always were (a wrong --checksum-algorithm is reported before a wrong
  * direction), the copy threshold only for S3→S3 copies.
  */
-function setOptions(mode: "cp" | "sync" | "mv", session: Session, args: SetArgs, copying: boolean): SetOptions {
+function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boolean): SetOptions {
   const replace = replacesMetadata(args);
   const storage = storageSettings(args);
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;

@@ -93,6 +93,7 @@ export class OrderedWriter implements DownloadSink {
   }
 
   private fail(err: Error): void {
+    if (this.failure) return;
     this.failure = err;
     for (const w of this.roomWaiters) w.reject(err);
     this.roomWaiters = [];
@@ -108,5 +109,10 @@ export class OrderedWriter implements DownloadSink {
 
   async discard(): Promise<void> {
     this.fail(new Error("download discarded"));
+  }
+
+  /** Fails every part waiting, and every write after, with `reason`. */
+  stop(reason: Error): void {
+    this.fail(reason);
   }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../../../src/plan/location.js";
-import { assignShards, parseShardOption, pickShard } from "../../../src/plan/shard.js";
+import { assignShards, parseShardOption, pickShard, shardOfKey } from "../../../src/plan/shard.js";
 import { assertGoodSplit, seededRandom } from "../../support/shard-checks.js";
 
 interface Keyed {
@@ -178,5 +178,28 @@ describe("plan/shard: parseShardOption", () => {
       () => parseShardOption("auto", { RANK: "", PATH: "/usr/bin" }),
       usage(/^--shard auto: no launcher found; looked for torchrun \(RANK\/WORLD_SIZE\), Slurm job array \(.*\), Kubernetes Indexed Job \(JOB_COMPLETION_INDEX .*\), Open MPI \(.*\), MPI \(PMI_RANK\/PMI_SIZE\)\. Give --shard I\/N instead$/),
     );
+  });
+});
+
+describe("plan/shard: shardOfKey (rm -r --shard)", () => {
+  it("gives each key one shard from the key alone, spread evenly enough over 10,000 keys", () => {
+    const keys = Array.from({ length: 10_000 }, (_, i) => `data/sample-${i}.jpg`);
+    for (const count of [1, 2, 7, 16]) {
+      const counts = new Array<number>(count).fill(0);
+      for (const key of keys) {
+        const shard = shardOfKey(key, count);
+        assert.equal(shardOfKey(key, count), shard, "the same every time");
+        counts[shard]++;
+      }
+      // Expected 10,000/count each; a hash leaves well under 20 % of it either way at these sizes.
+      for (const n of counts) assert.ok(Math.abs(n - 10_000 / count) < 0.2 * (10_000 / count), `count ${count}: ${counts.join(",")}`);
+    }
+  });
+
+  it("does not depend on which other keys are still listed (workers delete from the listing they split)", () => {
+    const all = Array.from({ length: 100 }, (_, i) => `k${i}`);
+    const before = all.map((key) => shardOfKey(key, 3));
+    const after = all.filter((_, i) => i % 2 === 0).map((key) => shardOfKey(key, 3));
+    assert.deepEqual(after, before.filter((_, i) => i % 2 === 0));
   });
 });

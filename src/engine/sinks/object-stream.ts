@@ -1,0 +1,154 @@
+import type { DownloadSink, ObjectIdentity } from "./download-sink.js";
+import { OrderedWriter, type ByteWriter } from "./ordered-writer.js";
+import { tarEnd, tarEntryHeader, tarPaddingLength } from "./tar-header.js";
+
+/**
+ * Many objects as one byte stream (`s3x cat s3://bucket/prefix/`, `cp -r
+ * … -`): each object's bytes, one object after another in the order they
+ * were handed out, raw or framed as tar entries.
+ *
+ * Every piece of the stream (a tar header, each part of each object, a
+ * padding block) gets one index in a single sequence, and one OrderedWriter
+ * writes that sequence in order. So the next objects download while the
+ * current one is written, but never more than `window` parts ahead of the
+ * reader: the window (not the number of objects) bounds memory, a slow
+ * reader slows the downloads, and the memory budget never fills with parts
+ * of later objects while an earlier one waits for a buffer. Framing pieces
+ * (a few hundred bytes, allocated here) do not count against the window.
+ *
+ * The pieces an object takes are counted from its listed size before it is
+ * fetched (downloadPartCount); an object whose size changed since it was
+ * listed stops the stream (its bytes would not fit what was announced).
+ */
+
+export type StreamFraming = "raw" | "tar";
+
+/** What the objects after a failed one fail with: the stream cannot go on past a missing object. */
+export class StreamStoppedError extends Error {}
+
+/** What the stream knows of an object before fetching it. */
+export interface StreamedObject {
+  /** The name a tar entry gets (the key). */
+  name: string;
+  /** Where it comes from, for messages (s3://bucket/key). */
+  shown: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export class ObjectStream {
+  private readonly ordered: OrderedWriter;
+  /** The index the next piece of the stream gets. */
+  private nextIndex = 0;
+  /** The number the next object part gets (parts only: what the window counts). */
+  private nextPart = 0;
+  /** Object parts written so far (they are written in order). */
+  private partsWritten = 0;
+  private roomWaiters: { part: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+  private failure: Error | undefined;
+  /** Writes of framing pieces (headers, padding) still under way. */
+  private readonly framing: Promise<void>[] = [];
+
+  constructor(
+    out: ByteWriter,
+    private readonly format: StreamFraming,
+    /** How many object parts the downloads may run ahead of the writer. */
+    private readonly window: number,
+    /** How many parts a download of `size` bytes lands (engine/download.ts decides). */
+    private readonly partsOf: (size: number) => number,
+  ) {
+    this.ordered = new OrderedWriter(out);
+  }
+
+  /**
+   * The sink for the next object of the stream. Objects appear in the order
+   * this is called, whatever order their downloads finish in.
+   */
+  next(object: StreamedObject): DownloadSink {
+    const tar = this.format === "tar";
+    const parts = this.partsOf(object.size);
+    if (tar) this.writeFraming(this.nextIndex++, tarEntryHeader(object));
+    const sink = new StreamedObjectSink(this, object, this.nextIndex, this.nextPart, parts);
+    this.nextIndex += parts;
+    this.nextPart += parts;
+    if (tar) {
+      const padding = tarPaddingLength(object.size);
+      this.writeFraming(this.nextIndex++, Buffer.alloc(padding));
+    }
+    return sink;
+  }
+
+  /** After the last object: the end of a tar archive, then every byte handed to the destination. */
+  async finish(): Promise<void> {
+    if (this.format === "tar") this.writeFraming(this.nextIndex++, tarEnd());
+    await Promise.all(this.framing);
+    await this.ordered.commit();
+  }
+
+  /** Stops the stream: every object still waiting to be written fails with `reason`. */
+  fail(reason: Error): void {
+    this.failure ??= reason;
+    this.ordered.stop(reason);
+    for (const waiter of this.roomWaiters.splice(0)) waiter.reject(reason);
+  }
+
+  /** Resolves once object part number `part` may be fetched: fewer than `window` parts ahead of the writer. */
+  waitForRoom(part: number): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (part < this.partsWritten + this.window) return Promise.resolve();
+    return new Promise((resolve, reject) => this.roomWaiters.push({ part, resolve, reject }));
+  }
+
+  /** Writes piece `index`, object part number `part`; resolves once its bytes are handed to the destination. */
+  async writePart(index: number, data: Buffer): Promise<void> {
+    await this.ordered.write(index, 0, data);
+    this.partsWritten++;
+    const ready = this.roomWaiters.filter((w) => w.part < this.partsWritten + this.window);
+    if (ready.length === 0) return;
+    this.roomWaiters = this.roomWaiters.filter((w) => w.part >= this.partsWritten + this.window);
+    for (const waiter of ready) waiter.resolve();
+  }
+
+  private writeFraming(index: number, data: Buffer): void {
+    // A failed stream rejects these too; the object that failed reports why.
+    this.framing.push(this.ordered.write(index, 0, data).catch(() => undefined));
+  }
+}
+
+/** One object's place in the stream: its parts' indices and numbers are offset to where the object starts. */
+class StreamedObjectSink implements DownloadSink {
+  constructor(
+    private readonly stream: ObjectStream,
+    private readonly object: StreamedObject,
+    private readonly firstIndex: number,
+    private readonly firstPart: number,
+    private readonly parts: number,
+  ) {}
+
+  async open(size: number, _identity: ObjectIdentity): Promise<void> {
+    if (size !== this.object.size) {
+      throw new Error(`${this.object.shown} is ${size} bytes now but was listed with ${this.object.size}: it changed while the stream was written`);
+    }
+  }
+
+  waitForRoom(index: number): Promise<void> {
+    this.check(index);
+    return this.stream.waitForRoom(this.firstPart + index);
+  }
+
+  write(index: number, _offset: number, data: Buffer): Promise<void> {
+    this.check(index);
+    return this.stream.writePart(this.firstIndex + index, data);
+  }
+
+  async commit(): Promise<void> {}
+
+  /** The stream cannot skip an object: one that fails stops it. */
+  async discard(): Promise<void> {
+    this.stream.fail(new StreamStoppedError(`the stream stopped at ${this.object.shown}`));
+  }
+
+  private check(index: number): void {
+    if (index >= this.parts) throw new Error(`${this.object.shown}: part ${index} of an object listed as ${this.parts} parts`);
+  }
+}

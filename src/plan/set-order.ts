@@ -1,0 +1,48 @@
+import { isIncluded, type FilterSet } from "./filters.js";
+import type { SetEntry, SetSource, SourceItem } from "./set-plan.js";
+import { pickShard, type ShardSpec } from "./shard.js";
+import { shuffleOrder } from "./shuffle.js";
+
+/**
+ * The order a set's entries are taken in, and which of them this worker
+ * takes: --shuffle SEED and --shard I/N. Both need the whole source first
+ * (a permutation of every key; a split balanced by bytes), so the ordered
+ * source reads it to its end before handing out its first entry.
+ */
+export interface SetOrder {
+  /** A permutation that depends only on the seed and the keys: the same on every worker. */
+  shuffleSeed?: string;
+  /** This worker's part of the (shuffled) entries. */
+  shard?: ShardSpec;
+  /** Entries the filters exclude take no part in the split (the planner applies the same filters again). */
+  filters: FilterSet;
+}
+
+/**
+ * `source` in the order `order` asks for. Shuffling comes before sharding,
+ * so with a new seed per epoch each worker gets different objects (as
+ * SageMaker's ShuffleConfig does), and every worker still computes the same
+ * split from the same listing. A problem met while reading (an unreadable
+ * directory) passes through first.
+ */
+export function orderedSource<Ref>(source: SetSource<Ref>, order: SetOrder): SetSource<Ref> {
+  return {
+    side: source.side,
+    name: source.name,
+    get whole() {
+      return source.whole;
+    },
+    shown: (entry) => source.shown(entry),
+    described: (entry) => source.described(entry),
+    async *items(): AsyncGenerator<SourceItem<Ref>> {
+      const entries: SetEntry<Ref>[] = [];
+      for await (const item of source.items()) {
+        if ("problem" in item) yield item;
+        else if (isIncluded(order.filters, item.entry.relativePath)) entries.push(item.entry);
+      }
+      let ordered = order.shuffleSeed !== undefined ? shuffleOrder(entries, order.shuffleSeed, (entry) => source.shown(entry)) : entries;
+      if (order.shard) ordered = pickShard(ordered, order.shard, (entry) => entry.size);
+      for (const entry of ordered) yield { entry };
+    },
+  };
+}
