@@ -212,12 +212,12 @@ describe("integrity defaults: the cheapest check the server verifies (integratio
     const args = ["cp", src, `s3://${bucket}/resume.bin`, "--part-size", "5MiB", "--endpoint-url", proxy.endpoint];
     // Run 1, created without a checksum: part 1 lands, the rest are held, and s3x is killed there.
     proxy.holdPartsFrom(2);
-    const answeredBefore = proxy.answered.UploadPart;
+    const storedBefore = proxy.succeeded.UploadPart;
     const first = await runS3x([...args, "--checksum-algorithm", "none"], {
       env,
       onSpawn: (child: ChildProcess) => {
         child.stdin!.end();
-        void proxy.until(() => proxy.answered.UploadPart > answeredBefore && proxy.held > 0).then(() => child.kill("SIGKILL"));
+        void proxy.until(() => proxy.succeeded.UploadPart > storedBefore && proxy.held > 0).then(() => child.kill("SIGKILL"));
       },
     });
     proxy.release();

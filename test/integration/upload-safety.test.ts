@@ -93,12 +93,12 @@ describe("upload safety (integration, real radosgw)", function () {
   /** Starts an upload through the proxy, lets part 1 land, holds the rest and kills s3x -9 there. */
   async function interrupt(args: string[]): Promise<void> {
     proxy.holdPartsFrom(2);
-    const answeredBefore = proxy.answered.UploadPart;
+    const storedBefore = proxy.succeeded.UploadPart;
     const res = await runS3x(viaProxy(args), {
       env,
       onSpawn: (child: ChildProcess) => {
         child.stdin!.end();
-        void proxy.until(() => proxy.answered.UploadPart > answeredBefore && proxy.held > 0).then(() => child.kill("SIGKILL"));
+        void proxy.until(() => proxy.succeeded.UploadPart > storedBefore && proxy.held > 0).then(() => child.kill("SIGKILL"));
       },
     });
     proxy.release();
@@ -126,7 +126,7 @@ describe("upload safety (integration, real radosgw)", function () {
     const same = await runS3x(viaProxy(["cp", src, `s3://${bucket}/attrs/same.bin`, "--resume", "--json", ...first]), { env });
     assert.equal(same.code, 0, same.stderr);
     assert.match(same.stderr, /resuming upload \S+ of s3:\/\/\S+\/attrs\/same\.bin/);
-    assert.ok(stats(same).reusedParts >= 1, same.stdout.toString());
+    assert.ok(stats(same).reusedParts >= 1, `${same.stderr}\n${same.stdout.toString()}`);
     const kept = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "attrs/same.bin" }));
     assert.equal(kept.ContentType, "text/first");
     assert.equal(kept.Metadata?.origin, "first");

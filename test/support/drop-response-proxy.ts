@@ -38,8 +38,8 @@ export interface DropResponseProxy {
   dropNext(operation: "CreateMultipartUpload" | "CompleteMultipartUpload", count?: number, options?: ForgetOptions): void;
   /** Requests forwarded, by operation. */
   counts: Record<Operation, number>;
-  /** Answers relayed to the client, by operation. */
-  answered: Record<Operation, number>;
+  /** Successful (2xx) answers relayed to the client, by operation: an UploadPart counted here is stored. */
+  succeeded: Record<Operation, number>;
   /** UploadParts of parts numbered `from` or higher are held, never forwarded, until `release`. */
   holdPartsFrom(from: number): void;
   /** Requests held so far. */
@@ -69,7 +69,7 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
   const agent = new Agent({ keepAlive: true });
   const armed = new Map<Operation, number>();
   const counts: Record<Operation, number> = { CreateMultipartUpload: 0, UploadPart: 0, CompleteMultipartUpload: 0, AbortMultipartUpload: 0, PutObject: 0, Other: 0 };
-  const answered: Record<Operation, number> = { CreateMultipartUpload: 0, UploadPart: 0, CompleteMultipartUpload: 0, AbortMultipartUpload: 0, PutObject: 0, Other: 0 };
+  const succeeded: Record<Operation, number> = { CreateMultipartUpload: 0, UploadPart: 0, CompleteMultipartUpload: 0, AbortMultipartUpload: 0, PutObject: 0, Other: 0 };
   const state = { dropped: 0, holdFrom: Infinity, held: [] as IncomingMessage[], forget: {} as ForgetOptions };
   const forgotten = new Set<string>();
   const events = new EventEmitter();
@@ -116,7 +116,7 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
       res.writeHead(upRes.statusCode ?? 502, out);
       upRes.pipe(res);
       res.on("finish", () => {
-        answered[operation]++;
+        if ((upRes.statusCode ?? 0) >= 200 && (upRes.statusCode ?? 0) < 300) succeeded[operation]++;
         events.emit("change");
       });
     });
@@ -130,7 +130,7 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
   return {
     endpoint: `http://127.0.0.1:${port}`,
     counts,
-    answered,
+    succeeded,
     holdPartsFrom: (from) => void (state.holdFrom = from),
     get held() {
       return state.held.length;
