@@ -156,7 +156,9 @@ export class NamedObjectsSource implements SetSource<ObjectRef> {
         const info = await headWithRetries(this.ctx, ref, this.ctx.signal).catch((err: unknown) => {
           const where = object.line !== undefined ? `${this.name}:${object.line}: ` : "";
           if (err instanceof RequestError && (err.failure.status === 404 || err.failure.status === 403)) {
-            throw new UsageError(`${where}s3://${ref.bucket}/${ref.key}: ${err.failure.status === 404 ? "no such object" : "access denied"}; nothing was transferred`);
+            // One object named on the command line may have been meant as a prefix.
+            const hint = object.line === undefined && err.failure.status === 404 ? ` (for every object under a prefix, end it with "/")` : "";
+            throw new UsageError(`${where}s3://${ref.bucket}/${ref.key}: ${err.failure.status === 404 ? "no such object" : "access denied"}${hint}; nothing was transferred`);
           }
           throw err;
         });

@@ -268,7 +268,8 @@ function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream)
     async finish(batch) {
       try {
         await batch.finish();
-        if (!ctx.signal.aborted && batch.summary.failed === 0) await objects.finish();
+        // A dry run wrote nothing: no tar end either (its lines went to stdout).
+        if (!options.dryrun && !ctx.signal.aborted && batch.summary.failed === 0) await objects.finish();
       } finally {
         await stream.close();
       }

@@ -161,7 +161,22 @@ describe("cat: a prefix as one stream (integration, real radosgw)", () => {
     const res = await s3x(["cat", `s3://${bucket}/data/nope.bin`]);
     assert.notEqual(res.code, 0);
     assert.equal(res.stdout.length, 0);
-    assert.match(res.stderr, /nope\.bin: no such object/);
+    assert.match(res.stderr, /nope\.bin: no such object \(for every object under a prefix, end it with "\/"\)/);
+  });
+
+  it("--dryrun names each object and writes no bytes, not even a tar end", async () => {
+    const res = await s3x(["cat", `s3://${bucket}/data/many/`, "--tar", "--dryrun"]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stdout.indexOf(0), -1, "no tar bytes (an archive's end is zero blocks)");
+    const lines = res.stdout.toString().trim().split("\n");
+    assert.equal(lines.length, 24);
+    assert.match(lines[0]!, /^\(dryrun\) download: s3:\/\/\S+\/data\/many\/s000\.bin to -$/);
+  });
+
+  it("--include/--exclude choose the objects, before --shard splits them", async () => {
+    const res = await s3x(["cat", `s3://${bucket}/data/`, "--tar", "--exclude", "*", "--include", "many/s00*"]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(await tarNames(res.stdout, dir), objects.map((o) => o.key).filter((k) => k.startsWith("data/many/s00")));
   });
 
   it("writes into a named pipe given as the destination of cp --recursive (Pipe mode's FIFO)", async () => {
