@@ -40,8 +40,13 @@ export interface DropResponseProxy {
   counts: Record<Operation, number>;
   /** Successful (2xx) answers relayed to the client, by operation: an UploadPart counted here is stored. */
   succeeded: Record<Operation, number>;
-  /** UploadParts of parts numbered `from` or higher are held, never forwarded, until `release`. */
-  holdPartsFrom(from: number): void;
+  /**
+   * The next `count` UploadParts are forwarded, whatever their part numbers;
+   * every later one is held, never forwarded, until `release`. (Not "parts
+   * numbered 2 and up": which part goes first is s3x's choice, e.g. the one
+   * that probes the server's checksum support, and the others wait for it.)
+   */
+  holdPartsAfter(count: number): void;
   /** Requests held so far. */
   held: number;
   /** Cuts the held requests' connections and forwards everything again. */
@@ -70,7 +75,7 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
   const armed = new Map<Operation, number>();
   const counts: Record<Operation, number> = { CreateMultipartUpload: 0, UploadPart: 0, CompleteMultipartUpload: 0, AbortMultipartUpload: 0, PutObject: 0, Other: 0 };
   const succeeded: Record<Operation, number> = { CreateMultipartUpload: 0, UploadPart: 0, CompleteMultipartUpload: 0, AbortMultipartUpload: 0, PutObject: 0, Other: 0 };
-  const state = { dropped: 0, holdFrom: Infinity, held: [] as IncomingMessage[], forget: {} as ForgetOptions };
+  const state = { dropped: 0, forwardParts: Infinity, held: [] as IncomingMessage[], forget: {} as ForgetOptions };
   const forgotten = new Set<string>();
   const events = new EventEmitter();
 
@@ -78,7 +83,6 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
     const operation = operationOf(req);
     counts[operation]++;
     const query = new URL(req.url ?? "/", "http://proxy").searchParams;
-    const partNumber = Number(query.get("partNumber"));
     const uploadId = query.get("uploadId") ?? "";
     if (operation === "CompleteMultipartUpload" && forgotten.has(uploadId)) {
       req.resume();
@@ -90,7 +94,7 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
       });
       return;
     }
-    if (operation === "UploadPart" && partNumber >= state.holdFrom) {
+    if (operation === "UploadPart" && state.forwardParts-- <= 0) {
       state.held.push(req);
       events.emit("change");
       return;
@@ -131,12 +135,12 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
     endpoint: `http://127.0.0.1:${port}`,
     counts,
     succeeded,
-    holdPartsFrom: (from) => void (state.holdFrom = from),
+    holdPartsAfter: (count) => void (state.forwardParts = count),
     get held() {
       return state.held.length;
     },
     release: () => {
-      state.holdFrom = Infinity;
+      state.forwardParts = Infinity;
       for (const req of state.held.splice(0)) req.socket.destroy();
     },
     until: (condition) =>
