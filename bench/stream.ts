@@ -201,7 +201,8 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
   const slow: string[] = [];
   if (slowReaderMBps > 0) {
     const t = transports[0]!;
-    const w = workloads[1]!;
+    // 64 × 16 MiB: the issue's 1 GiB (107 s at 10 MB/s per tool).
+    const w = workloads[0]!;
     const reader = `python3 -c ${q(slowReaderScript(slowReaderMBps))}`;
     const x = `${q(process.execPath)} ${q(S3X_BIN)}`;
     for (const [name, command] of [
