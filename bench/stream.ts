@@ -33,6 +33,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { makeCertificate } from "../test/support/certificate.js";
+import { slowReaderScript } from "../test/support/slow-reader.js";
 import type { RadosgwServer } from "../test/support/radosgw.js";
 import { arg, createBucket, flag, median, REPO_ROOT, runBench, S3X_BIN, toolEnvironment } from "./common.js";
 
@@ -255,21 +256,6 @@ function row(transport: string, w: (typeof workloads)[number], bytes: number, to
   if (failed) return `| ${transport} | ${label} | ${tool} | failed: ${failed.error} | | | |`;
   const wall = median(samples.map((s) => s.wall));
   return `| ${transport} | ${label} | ${tool} | ${wall.toFixed(2)} | ${(bytes / 1e6 / wall).toFixed(0)} | ${median(samples.map((s) => s.cpu)).toFixed(2)} | ${median(samples.map((s) => s.rssMiB)).toFixed(0)} |`;
-}
-
-/** A reader that takes stdin at `mbps` MB/s and prints "BYTES SHA256". */
-function slowReaderScript(mbps: number): string {
-  return [
-    "import sys, time, hashlib",
-    "h = hashlib.sha256(); n = 0; start = time.monotonic()",
-    "while True:",
-    "    b = sys.stdin.buffer.read(1 << 16)",
-    "    if not b: break",
-    "    h.update(b); n += len(b)",
-    `    ahead = n / ${mbps}e6 - (time.monotonic() - start)`,
-    "    if ahead > 0: time.sleep(ahead)",
-    "print(n, h.hexdigest())",
-  ].join("\n");
 }
 
 const certificate = makeCertificate(mkdtempSync(join(tmpdir(), "s3x-stream-tls-")));

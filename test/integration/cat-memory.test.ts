@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import { S3X_BIN } from "../support/cli.js";
+import { slowReaderScript } from "../support/slow-reader.js";
 import { freshBucket, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 
 const MiB = 1024 * 1024;
@@ -35,18 +36,7 @@ describe("cat with a slow reader: bounded memory (integration, real radosgw)", (
   it("keeps peak RSS within --max-memory + 150 MiB while the reader is slow", async function () {
     this.timeout(600_000);
     const maxMemory = 128 * MiB;
-    const reader = [
-      "import sys, time, hashlib",
-      "h = hashlib.sha256(); n = 0; start = time.monotonic()",
-      "while True:",
-      "    b = sys.stdin.buffer.read(1 << 16)",
-      "    if not b: break",
-      "    h.update(b); n += len(b)",
-      "    if n < 256 * 1024 * 1024:",
-      "        ahead = n / 10e6 - (time.monotonic() - start)",
-      "        if ahead > 0: time.sleep(ahead)",
-      "print(n, h.hexdigest())",
-    ].join("\n");
+    const reader = slowReaderScript(10, 256 * MiB);
     const script = `node "${S3X_BIN}" cat "s3://${bucket}/big/" --json --max-memory 128MiB --endpoint-url ${s3.endpoint} 2>"$ERR" | python3 -c '${reader}'; echo "status=\${PIPESTATUS[0]}"`;
     const errFile = `/tmp/s3x-catmem-${process.pid}.err`;
     const out = await new Promise<string>((resolve) => {

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,7 +7,7 @@ import { randomFile, runS3x, sha256, type RunResult } from "../support/cli.js";
 import { checksumHasher, FakeChecksumStore } from "../support/fake-checksum-store.js";
 import { startRecordingProxy, type RecordedRequest, type RecordingProxy } from "../support/recording-proxy.js";
 import { carriesChecksum, carriesChecksumValue, startChecksumRefusingProxy } from "../support/checksum-refusing-proxy.js";
-import { startDropResponseProxy } from "../support/drop-response-proxy.js";
+import { interruptAfterOnePart, startDropResponseProxy } from "../support/drop-response-proxy.js";
 import { freshBucket, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
 import { startTlsFront, type TlsFront } from "../support/tls-front.js";
 
@@ -211,20 +210,7 @@ describe("integrity defaults: the cheapest check the server verifies (integratio
     const hash = await randomFile(src, 15 * MiB);
     const args = ["cp", src, `s3://${bucket}/resume.bin`, "--part-size", "5MiB", "--endpoint-url", proxy.endpoint];
     // Run 1, created without a checksum: one part lands, the rest are held, and s3x is killed there.
-    proxy.holdPartsAfter(1);
-    const storedBefore = proxy.succeeded.UploadPart;
-    let killed = false;
-    const first = await runS3x([...args, "--checksum-algorithm", "none"], {
-      env,
-      onSpawn: (child: ChildProcess) => {
-        child.stdin!.end();
-        void proxy.until(() => proxy.succeeded.UploadPart > storedBefore && proxy.held > 0).then(() => {
-          killed = child.kill("SIGKILL");
-        });
-      },
-    });
-    proxy.release();
-    assert.ok(killed && first.signal === "SIGKILL", `expected the kill after a stored part; it ended with ${first.signal ?? first.code}: ${first.stderr}`);
+    await interruptAfterOnePart(proxy, (onSpawn) => runS3x([...args, "--checksum-algorithm", "none"], { env, onSpawn }));
     const second = await runS3x([...args, "--resume", "--json"], { env });
     assert.equal(second.code, 0, second.stderr);
     assert.match(second.stderr, /resuming upload \S+ of s3:\/\/\S+\/resume\.bin/);

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +12,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { randomFile, runS3x, type RunResult } from "../support/cli.js";
 import { freshBucket, objectHash, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
-import { startDropResponseProxy, type DropResponseProxy } from "../support/drop-response-proxy.js";
+import { interruptAfterOnePart, startDropResponseProxy, type DropResponseProxy } from "../support/drop-response-proxy.js";
 
 const MiB = 1024 * 1024;
 
@@ -92,22 +91,9 @@ describe("upload safety (integration, real radosgw)", function () {
 
   /** Starts an upload through the proxy, lets one part land, holds the rest and kills s3x -9 there. */
   async function interrupt(args: string[]): Promise<void> {
-    proxy.holdPartsAfter(1);
-    const storedBefore = proxy.succeeded.UploadPart;
-    let killed = false;
-    const res = await runS3x(viaProxy(args), {
-      env,
-      onSpawn: (child: ChildProcess) => {
-        child.stdin!.end();
-        void proxy.until(() => proxy.succeeded.UploadPart > storedBefore && proxy.held > 0).then(() => {
-          killed = child.kill("SIGKILL");
-        });
-      },
-    });
-    proxy.release();
-    // Killed by this test once a part was stored, not by runS3x's time limit nor ended on its own.
-    assert.ok(killed && res.signal === "SIGKILL", `expected the kill after a stored part; it ended with ${res.signal ?? res.code}: ${res.stderr}`);
+    await interruptAfterOnePart(proxy, (onSpawn) => runS3x(viaProxy(args), { env, onSpawn }));
   }
+
 
   it("--resume with other --content-type/--metadata starts a new upload with them; with the same ones it resumes and keeps them", async () => {
     const src = join(dir, "attrs.bin");

@@ -1,3 +1,5 @@
+import assert from "node:assert/strict";
+import type { ChildProcess } from "node:child_process";
 import { Agent, createServer, request, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { EventEmitter } from "node:events";
@@ -166,4 +168,23 @@ export async function startDropResponseProxy(targetHost: string, targetPort: num
       agent.destroy();
     },
   };
+}
+
+/**
+ * Runs s3x through `proxy` (`run` spawns it) so that one part lands and the
+ * rest are held, kills it -9 there, and checks that this kill, not a time
+ * limit or the run's own end, stopped it: what --resume tests start from.
+ */
+export async function interruptAfterOnePart(proxy: DropResponseProxy, run: (onSpawn: (child: ChildProcess) => void) => Promise<{ signal: NodeJS.Signals | null; code: number | null; stderr: string }>): Promise<void> {
+  proxy.holdPartsAfter(1);
+  const storedBefore = proxy.succeeded.UploadPart;
+  let killed = false;
+  const res = await run((child) => {
+    child.stdin!.end();
+    void proxy.until(() => proxy.succeeded.UploadPart > storedBefore && proxy.held > 0).then(() => {
+      killed = child.kill("SIGKILL");
+    });
+  });
+  proxy.release();
+  assert.ok(killed && res.signal === "SIGKILL", `expected the kill after a stored part; it ended with ${res.signal ?? res.code}: ${res.stderr}`);
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { compareKeys, KeyRangePlanner } from "../../../src/plan/key-ranges.js";
+import { seededRandom } from "../../support/shard-checks.js";
 
 const utf8Compare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -12,17 +13,6 @@ function randomKey(random: () => number): string {
   return key;
 }
 
-/** mulberry32: a small seeded generator, so failures reproduce. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /**
  * Every cut the planner proposes (at most `limit`). With `keys` (the whole
@@ -51,7 +41,7 @@ describe("compareKeys", () => {
     assert.ok(compareKeys("\uE000", "😀") < 0);
     assert.ok(compareKeys("a", "ab") < 0);
     assert.equal(compareKeys("same", "same"), 0);
-    const random = seeded(7);
+    const random = seededRandom(7);
     for (let i = 0; i < 5_000; i++) {
       const a = randomKey(random);
       const b = randomKey(random);
@@ -86,7 +76,7 @@ describe("KeyRangePlanner", () => {
   });
 
   it("cuts uniformly spread keys (hashes) into ranges of about a page each", () => {
-    const random = seeded(11);
+    const random = seededRandom(11);
     const hex = "0123456789abcdef";
     const all = [...new Set(Array.from({ length: 20_000 }, () => Array.from({ length: 16 }, () => hex[Math.floor(random() * 16)]).join("")))].sort(compareKeys);
     assert.equal(all.length, 20_000);
@@ -100,7 +90,7 @@ describe("KeyRangePlanner", () => {
   });
 
   it("proposes strictly increasing cuts after the first page, and stops, whatever the keys", () => {
-    const random = seeded(3);
+    const random = seededRandom(3);
     for (let round = 0; round < 200; round++) {
       const all = [...new Set(Array.from({ length: 120 }, () => "p/" + randomKey(random)))].sort(compareKeys);
       const planner = KeyRangePlanner.fromFirstPage("p/", all.slice(0, 10), 10);
