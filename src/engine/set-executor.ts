@@ -219,6 +219,8 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
       return result.size;
     },
     removeSource: (entry) => deleteOne(ctx, entry.ref.bucket, entry.ref.key),
+    // A run killed between its rename and its journal's removal left a stale journal beside a finished file.
+    skipped: options.dryrun ? undefined : (target) => new FileSink(target.path, leftovers).dropStaleJournal(),
     deleter: localDeleter,
   };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand } from "@aws-sdk/client-s3";
@@ -109,7 +109,11 @@ describe("resume after kill -9 (integration, real radosgw)", function () {
         const path = join(d, e.name);
         if (e.isDirectory()) await walk(path);
         else if (e.name.endsWith(".s3x-part.journal")) {
-          for (const line of (await readFile(path, "utf8")).split("\n").slice(1)) {
+          const lines = (await readFile(path, "utf8")).split("\n");
+          // Killed between its rename and the journal's removal: the file is counted whole below.
+          const temp = (JSON.parse(lines[0]!) as { temp: string }).temp;
+          if (!(await stat(join(d, temp)).then(() => true, () => false))) continue;
+          for (const line of lines.slice(1)) {
             const m = /"n":(\d+)/.exec(line);
             if (m) bytes += Number(m[1]);
           }
@@ -202,6 +206,24 @@ describe("resume after kill -9 (integration, real radosgw)", function () {
     assert.ok(s.bytesReceived <= missing + PART, `received ${s.bytesReceived} bytes; ${missing} were missing`);
     for (const [name, hash] of hashes) assert.equal(await fileHash(join(out, name)), hash, name);
     assert.deepEqual((await readdir(out)).sort(), [...hashes.keys()].sort(), "no temporary files or journals left");
+  });
+
+  it("a journal left beside a finished file (killed between rename and removal) is dropped by cp -r --resume and sync, and nothing is fetched again", async () => {
+    const data = (await import("node:crypto")).randomBytes(12 * MiB);
+    await putTestObject(s3, bucket, "stale-journal/a.bin", data);
+    const out = join(dir, "stale-journal");
+    await mkdir(out);
+    const first = await runS3x(fast(["cp", `s3://${bucket}/stale-journal/`, out, "--recursive", "--part-size", "5MiB"]), { env });
+    assert.equal(first.code, 0, first.stderr);
+    const stale = join(out, ".a.bin.s3x-part.journal");
+    const plant = () => writeFile(stale, JSON.stringify({ version: 2, etag: "x", size: data.length, temp: ".a.bin.0badf00d.s3x-part" }) + '\n{"o":0,"n":5242880}\n');
+    for (const args of [["cp", "--recursive", "--resume"], ["sync"]]) {
+      await plant();
+      const res = await runS3x(fast([args[0]!, `s3://${bucket}/stale-journal/`, out, ...args.slice(1), "--json"]), { env });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(stats(res).bytesReceived, 0, `${args[0]}: nothing fetched again`);
+      assert.deepEqual(await readdir(out), ["a.bin"], `${args.join(" ")}: the stale journal is gone`);
+    }
   });
 
   it("without --resume, what an interrupted run left is reported; rm --uploads cleans up", async () => {

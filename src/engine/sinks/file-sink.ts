@@ -144,6 +144,29 @@ export class FileSink implements DownloadSink {
     return { identity: found.identity, done: found.done, location: found.temp };
   }
 
+  /**
+   * The destination is already up to date (sync's rules skipped it), so no
+   * sink opens it: a journal whose temporary file is gone was left by a run
+   * killed between its rename and the journal's removal, and is dropped
+   * here. A leftover still holding bytes is left for the next download to
+   * this path to report; a live run's lock leaves everything alone.
+   */
+  async dropStaleJournal(): Promise<void> {
+    if (this.leftovers && !(await this.leftovers.mayHaveJournal(this.finalPath))) return;
+    const found = await readJournal(this.journalPath, this.directory, this.legacyTemp);
+    if (typeof found !== "object" || (await exists(found.temp))) return;
+    try {
+      await this.claim(this.debug);
+    } catch {
+      return; // another run holds the lock: the journal is its business
+    }
+    try {
+      await this.previous(); // under the lock, a journal without its file is removed
+    } finally {
+      await this.lock.release();
+    }
+  }
+
   /** Removes what an earlier download left (the caller decided not to resume it); only the lock's holder may. */
   async forgetPrevious(): Promise<void> {
     if (!this.lock.held) return;

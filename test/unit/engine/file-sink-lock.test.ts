@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { DestinationBusyError } from "../../../src/engine/locks/exclusive-lock.js";
@@ -86,5 +86,29 @@ describe("engine/sinks/file-sink: when the destination lock is taken", () => {
     await second.write(0, 0, Buffer.from("wxyz"));
     await second.commit({});
     assert.deepEqual(await readdir(dir), ["f"]);
+  });
+
+  it("dropStaleJournal (after a skip) removes only a journal whose temporary file is gone, and never under a live run's lock", async () => {
+    // A leftover still holding bytes: kept for the next download to report.
+    const kept = new FileSink(join(dir, "f"));
+    await kept.open(8, { etag: "e", size: 8 });
+    await kept.write(0, 0, Buffer.from("abcd"));
+    await kept.discard(true);
+    const withBytes = (await readdir(dir)).sort();
+    await new FileSink(join(dir, "f")).dropStaleJournal();
+    assert.deepEqual((await readdir(dir)).sort(), withBytes);
+
+    // A live run's journal: its lock keeps the skip's hands off, whatever the journal says.
+    await rm(kept.tempPath);
+    const live = new FileSink(join(dir, "g"));
+    await live.open(8, { etag: "e", size: 8 });
+    await writeFile(join(dir, ".g.s3x-part.journal"), JSON.stringify({ version: 2, etag: "e", size: 8, temp: ".g.gone.s3x-part" }) + "\n");
+    await new FileSink(join(dir, "g")).dropStaleJournal();
+    assert.ok((await readdir(dir)).includes(".g.s3x-part.journal"), "a live run's journal stays");
+    await live.discard();
+
+    // The stale one: its file was renamed into place before the kill.
+    await new FileSink(join(dir, "f")).dropStaleJournal();
+    assert.deepEqual(await readdir(dir), [], "the journal without its file is gone, and no lock is left");
   });
 });
