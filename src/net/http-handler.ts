@@ -58,7 +58,7 @@ export class PooledRequestHandler implements RequestHandler<HttpRequest, HttpRes
     }
     // Over plain HTTP and TLS alike, every request takes s3x's own
     // connections (net/http1): object bodies land straight in the part
-    // buffer (over TLS, one copy of each decrypted chunk), each request
+    // buffer (over TLS, each record decrypted straight into it), each request
     // costs less CPU than through undici, and a run that never opens an
     // undici connection never compiles its WebAssembly HTTP parser (~0.1 CPU-s).
     if (this.raw && (protocol === "http:" || protocol === "https:") && RAW_METHODS.has(request.method)) {

@@ -1,9 +1,39 @@
 // TLS connects to one front-end address for s3x's own HTTP/1.1 client and its probes: options and session resumption.
-import { isIP, type Socket } from "node:net";
-import type { TLSSocket } from "node:tls";
+import { isIP, type OnReadOpts, type Socket } from "node:net";
+import type { ConnectionOptions, TLSSocket } from "node:tls";
 import type { buildConnector } from "undici";
 import { codedError } from "./failures.js";
 import type { TlsSettings } from "./net-options.js";
+
+/**
+ * Where a TLS socket's decrypted bytes go: read in place with Node's
+ * `onread` (tls.connect has it, like net.connect), so that each TLS record
+ * is decrypted straight into the buffer `nextBuffer` names (a part buffer)
+ * instead of a fresh Buffer per 16 KiB record that is copied and then
+ * becomes garbage. `onRead` returns false to stop reading; unlike a plain
+ * socket, a TLS socket may still deliver what it already decrypted.
+ */
+export interface SocketReader {
+  nextBuffer(): Uint8Array;
+  onRead(n: number, buf: Uint8Array): boolean;
+}
+
+/** A socket's current reader: a probe's socket is dialled before the connection that adopts it exists. */
+interface ReadRoute {
+  reader: SocketReader | undefined;
+}
+
+const routes = new WeakMap<Socket, ReadRoute>();
+/** Where a socket nobody reads yet puts bytes (none should come: the server speaks when asked). */
+const UNCLAIMED = Buffer.alloc(1024);
+
+/** Makes `reader` the reader of a socket `TlsDialer.dial` opened; false if it did not. */
+export function adoptReads(socket: Socket, reader: SocketReader): boolean {
+  const route = routes.get(socket);
+  if (!route) return false;
+  route.reader = reader;
+  return true;
+}
 
 /**
  * Opens TLS connections to one front-end address of an https endpoint:
@@ -23,10 +53,16 @@ export class TlsDialer {
     private readonly settings: TlsSettings | undefined,
   ) {}
 
-  /** A TLS socket connecting to `host` (an address) on `port`; "secureConnect" says when it is ready. */
-  dial(host: string, port: number): TLSSocket {
+  /**
+   * A TLS socket connecting to `host` (an address) on `port`; "secureConnect"
+   * says when it is ready. Its reads go to `reader`, or to whoever
+   * `adoptReads` names later; never to "data" events (so not to undici).
+   */
+  dial(host: string, port: number, reader?: SocketReader): TLSSocket {
+    const route: ReadRoute = { reader };
     // node:tls is loaded at the first https connect, not at start-up (see cli/options.ts).
-    const socket = process.getBuiltinModule("node:tls").connect({
+    // `onread` is a documented tls.connect option that @types/node leaves out of ConnectionOptions.
+    const options: ConnectionOptions & { onread: OnReadOpts } = {
       host,
       port,
       servername: isIP(this.serverName) ? undefined : this.serverName,
@@ -34,7 +70,17 @@ export class TlsDialer {
       rejectUnauthorized: this.settings?.verify ?? true,
       ALPNProtocols: ["http/1.1"],
       session: this.session,
-    });
+      onread: {
+        buffer: () => route.reader?.nextBuffer() ?? UNCLAIMED,
+        callback: (n: number, buf: Uint8Array) => {
+          if (route.reader) return route.reader.onRead(n, buf);
+          socket.destroy(); // bytes nobody asked for: the connection is out of step
+          return false;
+        },
+      },
+    };
+    const socket = process.getBuiltinModule("node:tls").connect(options);
+    routes.set(socket, route);
     socket.setNoDelay(true);
     // TLS 1.3 tickets come after the handshake, possibly several: the last one serves the next connect.
     socket.on("session", (session: Buffer) => {

@@ -5,11 +5,12 @@ import { codedError } from "../failures.js";
 import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
 import { CRLFCRLF, parseHead, type ParsedHead } from "./response-head.js";
 import type { Exchange } from "./exchange.js";
-import { noteSocketBytes } from "../garbage.js";
-import { tlsSummary } from "../tls-dial.js";
+import { adoptReads, tlsSummary, type SocketReader } from "../tls-dial.js";
 
 /** Header reads (and chunked or error bodies) go through this much scratch space per connection. */
 const SCRATCH_BYTES = 64 * 1024;
+/** Where reads land while reading is to stop (a TLS socket still delivers what it decrypted): one TLS record. */
+const OVERFLOW_BYTES = 16 * 1024;
 /** An idle keep-alive connection is closed after this long (undici's keepAliveTimeout here too). */
 const IDLE_TIMEOUT_MS = 30_000;
 
@@ -39,7 +40,7 @@ type Phase = "connecting" | "idle" | "sending" | "headers" | "body";
  * idle), its timeouts, and where each socket read lands (scratch space for
  * heads, the waiting part buffer for bodies: see net/http1/request.ts).
  */
-export class RawConnection {
+export class RawConnection implements SocketReader {
   private readonly socket: Socket;
   private readonly scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
   /** Bytes of a header block gathered so far at the start of `scratch`. */
@@ -54,8 +55,12 @@ export class RawConnection {
   private held: Buffer | undefined;
   private paused = false;
   private destroyed = false;
-  /** Over TLS: the rest of a decrypted chunk that came while reads had to stop; goes first on resume. */
+  /** Bytes that came while reads had to stop (TLS only), copied; they go first on resume. */
   private unread: Buffer | undefined;
+  /** The buffer the socket reads into next, as `nextBuffer` last named it. */
+  private handedOut: Uint8Array | undefined;
+  /** What `nextBuffer` names while paused (allocated at the first pause). */
+  private overflow: Buffer | undefined;
 
   constructor(
     private readonly owner: ConnectionOwner,
@@ -66,11 +71,9 @@ export class RawConnection {
   ) {
     const host = address.address;
     const tls = address.tls;
+    // Both read with `onread`: each read (over TLS, each decrypted record) lands where `nextBuffer` says.
     if (tls) {
-      // A TLS socket has no `onread` (its reads are decrypted into buffers of
-      // its own): each chunk is copied once into where `nextBuffer` says.
-      this.socket = spare ?? tls.dial(host, port);
-      this.socket.on("data", (chunk: Buffer) => this.onData(chunk));
+      this.socket = spare && adoptReads(spare, this) ? spare : tls.dial(host, port, this);
     } else {
       this.socket = connect({
         host,
@@ -79,9 +82,9 @@ export class RawConnection {
         noDelay: true,
         onread: { buffer: () => this.nextBuffer(), callback: (n: number, buf: Uint8Array) => this.onRead(n, buf) },
       });
-      // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
-      this.socket.resume();
     }
+    // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
+    this.socket.resume();
     const onConnect = (): void => {
       if (tls) this.noteTls(port);
       if (this.phase === "connecting") this.phase = this.exchange ? (this.sending ? "sending" : "headers") : "idle";
@@ -239,7 +242,19 @@ export class RawConnection {
   }
 
   /** Where the socket's next read goes: the part buffer when possible, else scratch space. */
-  private nextBuffer(): Uint8Array {
+  nextBuffer(): Uint8Array {
+    const handed = this.pickBuffer();
+    this.handedOut = handed;
+    return handed;
+  }
+
+  private pickBuffer(): Uint8Array {
+    if (this.paused) {
+      // Never scratch space: it may hold body bytes that came with the head (`held`).
+      this.direct = false;
+      this.overflow ??= Buffer.allocUnsafeSlow(OVERFLOW_BYTES);
+      return this.overflow;
+    }
     const exchange = this.exchange;
     if (this.phase === "body" && exchange && exchange.framing === "length" && exchange.remaining > 0) {
       const sink = exchange.body.directSink();
@@ -255,17 +270,21 @@ export class RawConnection {
   }
 
   /**
-   * A decrypted chunk of a TLS socket, placed piece by piece as `onread`
-   * would: into the part buffer (one copy, the only one) or scratch space.
-   * Body bytes bound for the stream are handed over as they are.
+   * Bytes that landed elsewhere than where they belong now, copied and placed
+   * as a read would be: what a TLS socket decrypted after reads had to stop
+   * (kept in `unread` while paused), or a probe's first read into the buffer
+   * it had before this connection adopted it.
    */
-  private onData(chunk: Buffer): void {
-    // Each chunk is a fresh Buffer, garbage once placed (see net/garbage.ts).
-    noteSocketBytes(chunk.length);
-    if (!this.feed(chunk) && !this.destroyed) this.socket.pause();
+  private stray(n: number, buf: Uint8Array): boolean {
+    const bytes = Buffer.from(buf.subarray(0, n));
+    if (this.paused) {
+      this.unread = this.unread ? Buffer.concat([this.unread, bytes]) : bytes;
+      return false;
+    }
+    return this.feed(bytes);
   }
 
-  /** Returns false when reading must stop; what is left of `chunk` then waits in `unread`. */
+  /** Places `chunk` piece by piece as reads would; returns false when reading must stop (the rest waits in `unread`). */
   private feed(chunk: Buffer): boolean {
     let offset = 0;
     while (offset < chunk.length) {
@@ -274,13 +293,13 @@ export class RawConnection {
         this.unread = chunk.subarray(offset);
         return false;
       }
-      const target = this.nextBuffer();
+      const target = this.pickBuffer();
       const bodyToStream = this.phase === "body" && !this.direct;
       const n = bodyToStream ? chunk.length - offset : Math.min(target.byteLength, chunk.length - offset);
       const piece = bodyToStream ? chunk.subarray(offset) : target;
       if (!bodyToStream) chunk.copy(target, 0, offset, offset + n);
       offset += n;
-      if (!this.onRead(n, piece)) {
+      if (!this.consume(n, piece)) {
         if (!this.destroyed && offset < chunk.length) this.unread = chunk.subarray(offset);
         return false;
       }
@@ -288,8 +307,13 @@ export class RawConnection {
     return true;
   }
 
-  /** Returns false to stop reading (the consumer is not ready for more). */
-  private onRead(n: number, buf: Uint8Array): boolean {
+  /** A socket read of `n` bytes into `buf`; returns false to stop reading (the consumer is not ready for more). */
+  onRead(n: number, buf: Uint8Array): boolean {
+    if (buf !== this.handedOut || buf === this.overflow) return this.stray(n, buf);
+    return this.consume(n, buf);
+  }
+
+  private consume(n: number, buf: Uint8Array): boolean {
     const exchange = this.exchange;
     if (!exchange) {
       // Bytes nobody asked for: the connection is out of step with the server.

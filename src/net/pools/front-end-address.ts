@@ -89,7 +89,8 @@ export class FrontEndAddress extends AddressHealth {
    * note of reachability and connect times either way.
    */
   private connect(connectOptions: buildConnector.Options, callback: buildConnector.Callback): void {
-    const spare = this.prober.take();
+    // A TLS probe of s3x's own client reads with `onread` (net/tls-dial.ts), which undici cannot: it waits for that client.
+    const spare = this.tls && this.ownHttp ? undefined : this.prober.take();
     if (spare) {
       // Never synchronously: undici's client is mid-resume when it asks, and
       // a connect that completes inside that call leaves the request unsent.
@@ -130,9 +131,10 @@ export class FrontEndAddress extends AddressHealth {
 
   /**
    * The probe's connected TLS socket, for s3x's own client's first
-   * connection to this address (its handshake is then not paid twice).
-   * Over plain HTTP that client reads with `onread`, which only a socket
-   * it opens itself can have: none is handed over.
+   * connection to this address (its handshake is then not paid twice; its
+   * reads are handed over with `adoptReads`). Over plain HTTP that client
+   * reads with `onread`, which only a socket it opens itself can have: none
+   * is handed over.
    */
   takeTlsSpare(): Socket | undefined {
     return this.tls ? this.prober.take() : undefined;
