@@ -2,30 +2,41 @@
 // The CLI is compiled to dist/ by `npm run build`: dist/s3x.cjs is the whole
 // program bundled into one file (start-up reads one file instead of ~900),
 // dist/src/ the plain compiled modules it falls back to.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
 
-// The AWS SDK warns on every run that future releases will need Node 22;
-// s3x pins an SDK release that supports Node 20, so the warning is noise.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-
-// yargs reads process.stdout.columns while loading. Touching process.stdout
-// makes Node open fd 1 as a libuv pipe, which switches the pipe to
-// non-blocking mode; s3x's stdout writer (engine/sinks/fd-writer) then meets
-// EAGAIN on every full pipe instead of writing 8 MiB parts in one blocking
-// write from the thread pool. So stdout stays untouched while modules load.
-const stdoutDescriptor = Object.getOwnPropertyDescriptor(process, "stdout");
-Object.defineProperty(process, "stdout", { configurable: true, enumerable: true, value: { columns: undefined, isTTY: false } });
-const bundle = fileURLToPath(new URL("../dist/s3x.cjs", import.meta.url));
-let entry;
-try {
-  entry = existsSync(bundle) ? loadBundle(bundle) : await import("../dist/src/cli/main.js");
-} finally {
-  Object.defineProperty(process, "stdout", stdoutDescriptor);
+// `s3x --version` alone is answered before the program (2 MB of JavaScript) loads:
+// scripts and pipelines that check the version pay only Node's own start-up.
+if (process.argv.length === 3 && process.argv[2] === "--version") {
+  writeSync(1, `${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
+} else {
+  await runCli();
 }
-entry.run();
+
+/** Loads the program and runs the command line. */
+async function runCli() {
+  // The AWS SDK warns on every run that future releases will need Node 22;
+  // s3x pins an SDK release that supports Node 20, so the warning is noise.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
+  // yargs reads process.stdout.columns while loading. Touching process.stdout
+  // makes Node open fd 1 as a libuv pipe, which switches the pipe to
+  // non-blocking mode; s3x's stdout writer (engine/sinks/fd-writer) then meets
+  // EAGAIN on every full pipe instead of writing 8 MiB parts in one blocking
+  // write from the thread pool. So stdout stays untouched while modules load.
+  const stdoutDescriptor = Object.getOwnPropertyDescriptor(process, "stdout");
+  Object.defineProperty(process, "stdout", { configurable: true, enumerable: true, value: { columns: undefined, isTTY: false } });
+  const bundle = fileURLToPath(new URL("../dist/s3x.cjs", import.meta.url));
+  let entry;
+  try {
+    entry = existsSync(bundle) ? loadBundle(bundle) : await import("../dist/src/cli/main.js");
+  } finally {
+    Object.defineProperty(process, "stdout", stdoutDescriptor);
+  }
+  entry.run();
+}
 
 /**
  * Loads the CommonJS bundle through vm.Script with V8's code cache
