@@ -28,6 +28,8 @@ async function installBundleAlone(dir: string): Promise<string> {
   await mkdir(join(dir, "dist"));
   await mkdir(join(dir, "node_modules"));
   await copyFile(join(REPO, "bin", "s3x.js"), join(dir, "bin", "s3x.js"));
+  // It makes bin/s3x.js CommonJS inside a "type": "module" package.
+  await copyFile(join(REPO, "bin", "package.json"), join(dir, "bin", "package.json"));
   await copyFile(bundle, join(dir, "dist", "s3x.cjs"));
   if (existsSync(`${bundle}.cache`)) await copyFile(`${bundle}.cache`, join(dir, "dist", "s3x.cjs.cache"));
   await copyFile(join(REPO, "package.json"), join(dir, "package.json"));

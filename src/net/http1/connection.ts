@@ -5,23 +5,13 @@ import { codedError } from "../failures.js";
 import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
 import { CRLFCRLF, parseHead, type ParsedHead } from "./response-head.js";
 import type { Exchange } from "./exchange.js";
+import { IDLE_TIMEOUT_MS, timeoutFailure, type Phase, type RawTimeouts } from "./phases.js";
 import { adoptReads, tlsSummary, type SocketReader } from "../tls-dial.js";
 
 /** Header reads (and chunked or error bodies) go through this much scratch space per connection. */
 const SCRATCH_BYTES = 64 * 1024;
 /** Where reads land while reading is to stop (a TLS socket still delivers what it decrypted): one TLS record. */
 const OVERFLOW_BYTES = 16 * 1024;
-/** An idle keep-alive connection is closed after this long (undici's keepAliveTimeout here too). */
-const IDLE_TIMEOUT_MS = 30_000;
-
-export interface RawTimeouts {
-  connectTimeoutMs: number;
-  firstByteTimeoutMs: number;
-  stallTimeoutMs: number;
-  connectionsPerAddress: number;
-  /** Receives one line per new TLS connection (--debug): the client, the protocol, whether the session resumed. */
-  debug?: (line: string) => void;
-}
 
 /** What a connection needs of the pool that keeps it (net/http1/pool.ts). */
 export interface ConnectionOwner {
@@ -31,8 +21,6 @@ export interface ConnectionOwner {
   /** A connection that closed. */
   forget(conn: RawConnection): void;
 }
-
-type Phase = "connecting" | "idle" | "sending" | "headers" | "body";
 
 /**
  * One keep-alive HTTP/1.1 connection to one front-end address: the socket's
@@ -227,18 +215,9 @@ export class RawConnection implements SocketReader {
   }
 
   private onTimeout(): void {
-    switch (this.phase) {
-      case "connecting":
-        return this.fail(codedError("UND_ERR_CONNECT_TIMEOUT", "connect timed out"));
-      case "sending":
-        return this.fail(codedError("UND_ERR_BODY_TIMEOUT", "request body stalled: the server stopped taking bytes"));
-      case "headers":
-        return this.fail(codedError("UND_ERR_HEADERS_TIMEOUT", "no response headers before the first-byte timeout"));
-      case "body":
-        return this.fail(codedError("UND_ERR_BODY_TIMEOUT", "response body stalled"));
-      default:
-        this.destroy(); // idle too long
-    }
+    const failure = timeoutFailure(this.phase);
+    if (failure) this.fail(failure);
+    else this.destroy(); // idle too long
   }
 
   /** Where the socket's next read goes: the part buffer when possible, else scratch space. */

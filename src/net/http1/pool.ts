@@ -1,8 +1,9 @@
 import type { FrontEndAddress } from "../pools.js";
 import { codedError } from "../failures.js";
-import { RawConnection, type ConnectionOwner, type RawTimeouts } from "./connection.js";
+import { RawConnection, type ConnectionOwner } from "./connection.js";
+import type { RawTimeouts } from "./phases.js";
 
-export type { RawTimeouts } from "./connection.js";
+export type { RawTimeouts } from "./phases.js";
 
 /** Idle keep-alive connections per address, beside the address's undici pool. */
 export class RawPools implements ConnectionOwner {
