@@ -220,7 +220,12 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
     },
     removeSource: (entry) => deleteOne(ctx, entry.ref.bucket, entry.ref.key),
     // A run killed between its rename and its journal's removal left a stale journal beside a finished file.
-    skipped: options.dryrun ? undefined : (target) => new FileSink(target.path, leftovers).dropStaleJournal(),
+    // Only where the directory holds a journal for it: a no-op sync of thousands of files builds no sink.
+    skipped: options.dryrun
+      ? undefined
+      : async (target) => {
+          if (await leftovers.mayHaveJournal(target.path)) await new FileSink(target.path).dropStaleJournal();
+        },
     deleter: localDeleter,
   };
 }

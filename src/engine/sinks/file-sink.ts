@@ -152,7 +152,6 @@ export class FileSink implements DownloadSink {
    * this path to report; a live run's lock leaves everything alone.
    */
   async dropStaleJournal(): Promise<void> {
-    if (this.leftovers && !(await this.leftovers.mayHaveJournal(this.finalPath))) return;
     const found = await readJournal(this.journalPath, this.directory, this.legacyTemp);
     if (typeof found !== "object" || (await exists(found.temp))) return;
     try {
