@@ -8,6 +8,7 @@ import { copyS3Object, type CopyOptions } from "./copy.js";
 import { downloadObject, type DownloadOptions } from "./download.js";
 import { widenPipe } from "./pipe-size.js";
 import { FdWriter } from "./sinks/fd-writer.js";
+import { ReadAhead } from "./sinks/read-ahead.js";
 import { FileSink } from "./sinks/file-sink.js";
 import { OrderedWriter } from "./sinks/ordered-writer.js";
 import { FdSource } from "./sources/stdin-source.js";
@@ -89,12 +90,13 @@ export async function transferObject(ctx: TransferContext, source: Location, des
 }
 
 /**
- * How many parts an in-order download may fetch ahead of the writer: the
- * request concurrency plus a few keeps every connection busy while one slow
- * part holds up the head of the line, without filling the memory budget.
+ * How many parts an in-order download may fetch ahead of the writer: as few
+ * as keep the reader fed (ReadAhead), at most the request concurrency plus a
+ * few, which keeps every connection busy while one slow part holds up the
+ * head of the line, without filling the memory budget.
  */
-function reorderWindow(concurrency: number): number {
-  return concurrency + 4;
+function reorderWindow(concurrency: number): ReadAhead {
+  return new ReadAhead(concurrency + 4);
 }
 
 /**

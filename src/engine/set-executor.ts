@@ -16,6 +16,7 @@ import { widenPipe } from "./pipe-size.js";
 import { LocalTreeDestination, LocalTreeSource, NamedObjectsSource, S3PrefixDestination, S3PrefixSource, StreamDestination, type NamedObject, type StreamTarget } from "./set-ends.js";
 import { FdWriter } from "./sinks/fd-writer.js";
 import { ObjectStream, type StreamFraming } from "./sinks/object-stream.js";
+import { ReadAhead } from "./sinks/read-ahead.js";
 import { orderedSource, type SetOrder } from "../plan/set-order.js";
 
 export { StreamStoppedError, type StreamFraming } from "./sinks/object-stream.js";
@@ -257,8 +258,9 @@ async function streamOf(dest: Location): Promise<OpenStream | undefined> {
  */
 function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream): SetOperations<ObjectRef, StreamTarget> {
   const partSize = downloadPartSize(options.partSize);
-  // Pieces the downloads may run ahead of the reader: every connection busy, never more than half the memory budget in parts.
-  const window = Math.max(2, Math.min(ctx.queue.concurrency + 4, Math.floor(ctx.memory.limit / partSize / 2)));
+  // Parts the downloads may run ahead of the reader: as few as keep it fed (ReadAhead), at most
+  // every connection busy and never more than half the memory budget in parts.
+  const window = new ReadAhead(Math.max(2, Math.min(ctx.queue.concurrency + 4, Math.floor(ctx.memory.limit / partSize / 2))));
   const objects = new ObjectStream(stream.writer, options.framing ?? "raw", window, (size) => downloadPartCount(size, partSize));
   return {
     action: "download",

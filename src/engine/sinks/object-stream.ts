@@ -1,5 +1,6 @@
 import type { DownloadSink, ObjectIdentity } from "./download-sink.js";
 import { OrderedWriter, type ByteWriter } from "./ordered-writer.js";
+import { ReadAhead } from "./read-ahead.js";
 import { tarEnd, tarEntryHeader, tarPaddingLength } from "./tar-header.js";
 
 /**
@@ -11,7 +12,8 @@ import { tarEnd, tarEntryHeader, tarPaddingLength } from "./tar-header.js";
  * padding block) gets one index in a single sequence, and one OrderedWriter
  * writes that sequence in order. So the next objects download while the
  * current one is written, but never more than `window` parts ahead of the
- * reader: the window (not the number of objects) bounds memory, a slow
+ * reader (a ReadAhead: small while the reader keeps up with the network,
+ * grown when it runs dry): the window (not the number of objects) bounds memory, a slow
  * reader slows the downloads, and the memory budget never fills with parts
  * of later objects while an earlier one waits for a buffer. Framing pieces
  * (a few hundred bytes, allocated here) do not count against the window.
@@ -48,16 +50,24 @@ export class ObjectStream {
   private failure: Error | undefined;
   /** Writes of framing pieces (headers, padding) still under way. */
   private readonly framing: Promise<void>[] = [];
+  private readonly readAhead: ReadAhead;
 
   constructor(
     out: ByteWriter,
     private readonly format: StreamFraming,
-    /** How many object parts the downloads may run ahead of the writer. */
-    private readonly window: number,
+    /** How many object parts the downloads may run ahead of the writer (a number: always that many). */
+    window: number | ReadAhead,
     /** How many parts a download of `size` bytes lands (engine/download.ts decides). */
     private readonly partsOf: (size: number) => number,
   ) {
-    this.ordered = new OrderedWriter(out);
+    const readAhead = typeof window === "number" ? ReadAhead.fixed(window) : window;
+    this.readAhead = readAhead;
+    this.ordered = new OrderedWriter(out, Number.POSITIVE_INFINITY, {
+      wrote: (bytes, ms) => readAhead.wrote(bytes, ms),
+      ranDry: () => {
+        if (readAhead.starved()) this.wakeRoomWaiters();
+      },
+    });
   }
 
   /**
@@ -95,18 +105,30 @@ export class ObjectStream {
   /** Resolves once object part number `part` may be fetched: fewer than `window` parts ahead of the writer. */
   waitForRoom(part: number): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    if (part < this.partsWritten + this.window) return Promise.resolve();
+    if (part < this.partsWritten + this.readAhead.window) {
+      this.readAhead.granted(part);
+      return Promise.resolve();
+    }
     return new Promise((resolve, reject) => this.roomWaiters.push({ part, resolve, reject }));
   }
 
   /** Writes piece `index`, object part number `part`; resolves once its bytes are handed to the destination. */
-  async writePart(index: number, data: Buffer): Promise<void> {
+  async writePart(index: number, part: number, data: Buffer): Promise<void> {
+    this.readAhead.arrived(part, data.length);
     await this.ordered.write(index, 0, data);
     this.partsWritten++;
-    const ready = this.roomWaiters.filter((w) => w.part < this.partsWritten + this.window);
+    this.wakeRoomWaiters();
+  }
+
+  private wakeRoomWaiters(): void {
+    const limit = this.partsWritten + this.readAhead.window;
+    const ready = this.roomWaiters.filter((w) => w.part < limit);
     if (ready.length === 0) return;
-    this.roomWaiters = this.roomWaiters.filter((w) => w.part >= this.partsWritten + this.window);
-    for (const waiter of ready) waiter.resolve();
+    this.roomWaiters = this.roomWaiters.filter((w) => w.part >= limit);
+    for (const waiter of ready) {
+      this.readAhead.granted(waiter.part);
+      waiter.resolve();
+    }
   }
 
   private writeFraming(index: number, data: Buffer): void {
@@ -138,7 +160,7 @@ class StreamedObjectSink implements DownloadSink {
 
   write(index: number, _offset: number, data: Buffer): Promise<void> {
     this.check(index);
-    return this.stream.writePart(this.firstIndex + index, data);
+    return this.stream.writePart(this.firstIndex + index, this.firstPart + index, data);
   }
 
   async commit(): Promise<void> {}

@@ -1,4 +1,5 @@
 import type { DownloadSink } from "./download-sink.js";
+import { ReadAhead } from "./read-ahead.js";
 
 /** A destination that takes bytes strictly in order, such as stdout. */
 export interface ByteWriter {
@@ -12,13 +13,22 @@ interface Waiting {
   reject: (err: Error) => void;
 }
 
+/** What an in-order writer reports as it goes (to size how far the downloads run ahead). */
+export interface WriterWatcher {
+  /** The destination took `bytes` in `ms`. */
+  wrote(bytes: number, ms: number): void;
+  /** Every part that had arrived is written and the next is missing (never before the first write). */
+  ranDry(): void;
+}
+
 /**
  * Turns out-of-order part completions into an in-order byte stream. A part
  * that arrives early waits here, holding its buffer, until every part before
  * it has been written; `write` resolves only when its bytes have been handed
  * to the destination. Fetching runs at most `window` parts ahead of the
- * writer (waitForRoom), and the buffers come from the shared memory budget:
- * a slow reader or one slow part stalls the downloads instead of growing memory.
+ * writer (waitForRoom; a ReadAhead grows it when the writer runs dry), and
+ * the buffers come from the shared memory budget: a slow reader or one slow
+ * part stalls the downloads instead of growing memory.
  */
 export class OrderedWriter implements DownloadSink {
   private next = 0;
@@ -26,23 +36,43 @@ export class OrderedWriter implements DownloadSink {
   private pumping = false;
   private failure: Error | undefined;
   private roomWaiters: { index: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+  private readonly readAhead: ReadAhead;
+  private readonly watcher: WriterWatcher;
 
   constructor(
     private readonly out: ByteWriter,
-    private readonly window: number = Number.POSITIVE_INFINITY,
-  ) {}
+    window: number | ReadAhead = Number.POSITIVE_INFINITY,
+    /** Told how fast the destination takes bytes and when the writer runs dry (by default: the window's ReadAhead). */
+    watcher?: WriterWatcher,
+  ) {
+    const readAhead = typeof window === "number" ? ReadAhead.fixed(window) : window;
+    this.readAhead = readAhead;
+    this.watcher = watcher ?? {
+      wrote: (bytes, ms) => readAhead.wrote(bytes, ms),
+      ranDry: () => {
+        if (readAhead.starved()) this.wakeRoomWaiters();
+      },
+    };
+  }
 
   waitForRoom(index: number): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    if (index < this.next + this.window) return Promise.resolve();
+    if (index < this.next + this.readAhead.window) {
+      this.readAhead.granted(index);
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve, reject) => this.roomWaiters.push({ index, resolve, reject }));
   }
 
   private wakeRoomWaiters(): void {
-    const ready = this.roomWaiters.filter((w) => w.index < this.next + this.window);
+    const limit = this.next + this.readAhead.window;
+    const ready = this.roomWaiters.filter((w) => w.index < limit);
     if (ready.length === 0) return;
-    this.roomWaiters = this.roomWaiters.filter((w) => w.index >= this.next + this.window);
-    for (const w of ready) w.resolve();
+    this.roomWaiters = this.roomWaiters.filter((w) => w.index >= limit);
+    for (const w of ready) {
+      this.readAhead.granted(w.index);
+      w.resolve();
+    }
   }
 
   private observer: ((data: Buffer) => void) | undefined;
@@ -56,6 +86,7 @@ export class OrderedWriter implements DownloadSink {
 
   write(index: number, _offset: number, data: Buffer): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
+    this.readAhead.arrived(index, data.length);
     return new Promise<void>((resolve, reject) => {
       this.waiting.set(index, { data, resolve, reject });
       void this.pump();
@@ -70,6 +101,7 @@ export class OrderedWriter implements DownloadSink {
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
+    let wrote = false;
     try {
       let part: Waiting | undefined;
       while (!this.failure && (part = this.waiting.get(this.next)) !== undefined) {
@@ -77,9 +109,12 @@ export class OrderedWriter implements DownloadSink {
         try {
           if (part.data.length > 0) {
             this.observer?.(part.data);
+            const started = performance.now();
             await this.out.write(part.data);
+            this.watcher.wrote(part.data.length, performance.now() - started);
           }
           this.next++;
+          wrote = true;
           part.resolve();
           this.wakeRoomWaiters();
         } catch (err) {
@@ -90,6 +125,9 @@ export class OrderedWriter implements DownloadSink {
     } finally {
       this.pumping = false;
     }
+    // Ran dry: the reader is about to wait for the network. (Not before the
+    // first write: waiting for part 0 says nothing about the window.)
+    if (wrote && !this.failure && !this.waiting.has(this.next)) this.watcher.ranDry();
   }
 
   private fail(err: Error): void {

@@ -34,7 +34,7 @@ describe("engine/sinks/ordered-writer", () => {
     const writer = new OrderedWriter(out);
     let laterDone = false;
     const later = writer.write(1, 0, Buffer.from("b")).then(() => (laterDone = true));
-    await sleep(5);
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(laterDone, false);
     assert.equal(out.chunks.length, 0);
     await writer.write(0, 0, Buffer.from("a"));
@@ -72,7 +72,7 @@ describe("engine/sinks/ordered-writer window", () => {
     await writer.waitForRoom(2);
     let roomFor3 = false;
     const wait3 = writer.waitForRoom(3).then(() => (roomFor3 = true));
-    await sleep(5);
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(roomFor3, false, "part 3 must wait while part 0 is unwritten");
     await writer.write(0, 0, Buffer.from("a"));
     await wait3;
