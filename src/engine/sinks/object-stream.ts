@@ -12,9 +12,9 @@ import { tarEnd, tarEntryHeader, tarPaddingLength } from "./tar-header.js";
  * padding block) gets one index in a single sequence, and one OrderedWriter
  * writes that sequence in order. So the next objects download while the
  * current one is written, but never more than `window` parts ahead of the
- * reader (a ReadAhead: small while the reader keeps up with the network,
- * grown when it runs dry): the window (not the number of objects) bounds memory, a slow
- * reader slows the downloads, and the memory budget never fills with parts
+ * reader (a ReadAhead: small while the reader is slower than the network,
+ * grown when it runs dry): the window (not the number of objects) bounds
+ * memory, a slow reader slows the downloads, and the memory budget never fills with parts
  * of later objects while an earlier one waits for a buffer. Framing pieces
  * (a few hundred bytes, allocated here) do not count against the window.
  *
@@ -60,14 +60,9 @@ export class ObjectStream {
     /** How many parts a download of `size` bytes lands (engine/download.ts decides). */
     private readonly partsOf: (size: number) => number,
   ) {
-    const readAhead = typeof window === "number" ? ReadAhead.fixed(window) : window;
-    this.readAhead = readAhead;
-    this.ordered = new OrderedWriter(out, Number.POSITIVE_INFINITY, {
-      wrote: (bytes, ms) => readAhead.wrote(bytes, ms),
-      ranDry: () => {
-        if (readAhead.starved()) this.wakeRoomWaiters();
-      },
-    });
+    this.readAhead = ReadAhead.of(window);
+    // The writer's own window is unbounded: this stream counts object parts (framing pieces are free).
+    this.ordered = new OrderedWriter(out, Number.POSITIVE_INFINITY, this.readAhead.watcher(() => this.wakeRoomWaiters()));
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { DownloadSink } from "./download-sink.js";
-import { ReadAhead } from "./read-ahead.js";
+import { ReadAhead, type WriterWatcher } from "./read-ahead.js";
 
 /** A destination that takes bytes strictly in order, such as stdout. */
 export interface ByteWriter {
@@ -11,14 +11,6 @@ interface Waiting {
   data: Buffer;
   resolve: () => void;
   reject: (err: Error) => void;
-}
-
-/** What an in-order writer reports as it goes (to size how far the downloads run ahead). */
-export interface WriterWatcher {
-  /** The destination took `bytes` in `ms`. */
-  wrote(bytes: number, ms: number): void;
-  /** Every part that had arrived is written and the next is missing (never before the first write). */
-  ranDry(): void;
 }
 
 /**
@@ -45,14 +37,8 @@ export class OrderedWriter implements DownloadSink {
     /** Told how fast the destination takes bytes and when the writer runs dry (by default: the window's ReadAhead). */
     watcher?: WriterWatcher,
   ) {
-    const readAhead = typeof window === "number" ? ReadAhead.fixed(window) : window;
-    this.readAhead = readAhead;
-    this.watcher = watcher ?? {
-      wrote: (bytes, ms) => readAhead.wrote(bytes, ms),
-      ranDry: () => {
-        if (readAhead.starved()) this.wakeRoomWaiters();
-      },
-    };
+    this.readAhead = ReadAhead.of(window);
+    this.watcher = watcher ?? this.readAhead.watcher(() => this.wakeRoomWaiters());
   }
 
   waitForRoom(index: number): Promise<void> {

@@ -18,14 +18,22 @@
  * It never shrinks: the window is only ever as large as some moment of the
  * transfer needed, and `max` bounds memory either way.
  */
+/** What an in-order writer reports as it goes (to size how far the downloads run ahead). */
+export interface WriterWatcher {
+  /** The destination took `bytes` in `ms`. */
+  wrote(bytes: number, ms: number): void;
+  /** Every part that had arrived is written and the next is missing (never before the first write). */
+  ranDry(): void;
+}
+
 export class ReadAhead {
   private current: number;
   private readonly grantedAt = new Map<number, number>();
   /** Recent means (exponentially weighted): part fetch time, part size, and the reader's bytes and time per write. */
   private fetchMs: number | undefined;
   private partBytes: number | undefined;
-  private writeBytes = 0;
-  private writeMs = 0;
+  private writeBytes: number | undefined;
+  private writeMs: number | undefined;
 
   constructor(
     /** The most parts ahead (every connection busy, or the memory budget's share). */
@@ -39,6 +47,21 @@ export class ReadAhead {
   /** A fixed window (tests, and callers that size it themselves). */
   static fixed(window: number): ReadAhead {
     return new ReadAhead(window, window);
+  }
+
+  /** `window` itself, or a fixed window of that many parts. */
+  static of(window: number | ReadAhead): ReadAhead {
+    return typeof window === "number" ? ReadAhead.fixed(window) : window;
+  }
+
+  /** What an in-order writer tells this: its writes time the reader; running dry grows the window, then `wake` lets waiting parts go. */
+  watcher(wake: () => void): WriterWatcher {
+    return {
+      wrote: (bytes, ms) => this.wrote(bytes, ms),
+      ranDry: () => {
+        if (this.starved()) wake();
+      },
+    };
   }
 
   /** Parts that may be fetched ahead of the writer now. */
@@ -62,15 +85,15 @@ export class ReadAhead {
 
   /** The destination took `bytes` in `ms` (how fast the reader reads). */
   wrote(bytes: number, ms: number): void {
-    this.writeBytes = mean(this.writeBytes, bytes)!;
-    this.writeMs = mean(this.writeMs, ms)!;
+    this.writeBytes = mean(this.writeBytes, bytes);
+    this.writeMs = mean(this.writeMs, ms);
   }
 
   /** The writer ran out of parts to write: fetch further ahead. Returns whether the window grew. */
   starved(): boolean {
     if (this.current >= this.max) return false;
     let next = this.current * 2;
-    if (this.fetchMs !== undefined && this.partBytes && this.writeBytes > 0) {
+    if (this.fetchMs !== undefined && this.partBytes && this.writeBytes && this.writeMs !== undefined) {
       // Bytes the reader takes while one part is fetched, in parts, plus the part being written.
       const readerBytesPerMs = this.writeBytes / Math.max(this.writeMs, 0.05);
       next = Math.max(next, Math.ceil((readerBytesPerMs * this.fetchMs) / this.partBytes) + 1);
@@ -88,5 +111,5 @@ export const INITIAL_READ_AHEAD = 2;
 const NEWEST = 0.3;
 
 function mean(previous: number | undefined, sample: number): number {
-  return previous === undefined || previous === 0 ? sample : previous + NEWEST * (sample - previous);
+  return previous === undefined ? sample : previous + NEWEST * (sample - previous);
 }
