@@ -10,6 +10,7 @@ import { widenPipe } from "./pipe-size.js";
 import { FdWriter } from "./sinks/fd-writer.js";
 import { ReadAhead } from "./sinks/read-ahead.js";
 import { FileSink } from "./sinks/file-sink.js";
+import { writePolicies } from "./sinks/blocking-writes.js";
 import { OrderedWriter } from "./sinks/ordered-writer.js";
 import { FdSource } from "./sources/stdin-source.js";
 import { uploadFile, uploadStream, type UploadOptions } from "./upload.js";
@@ -71,7 +72,7 @@ export async function transferObject(ctx: TransferContext, source: Location, des
         await handle.close();
       }
     }
-    const { size } = await downloadObject(ctx, ref, new FileSink(target.path), downloadPartSize(options.partSize), undefined, options.download);
+    const { size } = await downloadObject(ctx, ref, new FileSink(target.path, undefined, writePolicies()), downloadPartSize(options.partSize), undefined, options.download);
     return { source: formatLocation(source), destination: target.path, bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "stream") {

@@ -20,7 +20,7 @@ import { ReadAhead } from "./sinks/read-ahead.js";
 import { orderedSource, type SetOrder } from "../plan/set-order.js";
 
 export { StreamStoppedError, type StreamFraming } from "./sinks/object-stream.js";
-import { BlockingWrites } from "./sinks/blocking-writes.js";
+import { writePolicies } from "./sinks/blocking-writes.js";
 import { FileSink } from "./sinks/file-sink.js";
 import { LeftoverIndex } from "./sinks/leftover-index.js";
 import { forgetFinishedUploads, uploadFile } from "./upload.js";
@@ -202,7 +202,7 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
   // Thousands of objects share a few directories: create each once per run.
   const madeDirectories = new Set<string>([root]);
   const leftovers = new LeftoverIndex();
-  const blockingWrites = new BlockingWrites();
+  const writes = writePolicies();
   return {
     action: "download",
     move: options.move,
@@ -215,7 +215,7 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
         });
         madeDirectories.add(parent);
       }
-      const sink = new FileSink(target.path, leftovers, blockingWrites);
+      const sink = new FileSink(target.path, leftovers, writes);
       const result = await downloadObject(ctx, entry.ref, sink, downloadPartSize(options.partSize), entry.size, { resume: options.resume, verifyEtag: options.verifyEtag });
       return result.size;
     },

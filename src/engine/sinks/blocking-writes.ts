@@ -1,38 +1,56 @@
 /**
- * Decides whether small files are written with blocking calls on the main
- * thread, from how long those calls take on this file system.
+ * Decides when downloads write with blocking calls on the main thread, from
+ * how long those calls take on this file system.
  *
- * Through Node's promise API a small file costs five trips to the libuv
- * thread pool (open, write, close, utimes, rename), each a wake-up of a pool
- * thread and then of the event loop. In a profile of 2,000 × 64 KiB
- * downloads into tmpfs the main thread spent ~0.75 s dispatching them; the
- * same calls made synchronously took ~160 µs per file in all. But a blocking
- * call stalls every request in flight for as long as it takes, and some file
- * systems are slow: ext4 without a journal needs ~1 ms per create after a
- * mass delete, network file systems more. So the calls block only while they
- * stay fast: until every one of the last WINDOW files took more than
- * BLOCKING_LIMIT_US (the fastest of them, because on a busy machine files
- * take milliseconds of wall time in bursts, when the thread is preempted).
- * Once slow, files go through the thread pool, and every PROBE_EVERY files
- * one blocking file measures again.
+ * Through Node's promise API every call is a trip to the libuv thread pool:
+ * a wake-up of a pool thread and then of the event loop (in a VM each is an
+ * inter-processor interrupt, trapped by the host). A blocking call skips
+ * both, but stalls every request in flight for as long as it takes, and
+ * some file systems are slow: ext4 without a journal needs ~1 ms per create
+ * after a mass delete, network file systems more, and a disk behind on
+ * writeback makes writers sleep. So calls block only while they stay fast:
+ * until every one of the last WINDOW took more than the policy's limit (the
+ * fastest of them, because on a busy machine a call takes milliseconds of
+ * wall time in bursts, when the thread is preempted). Once slow, calls go
+ * through the thread pool, and every PROBE_EVERY decisions one blocks to
+ * measure again.
+ *
+ * Two policies per command (see writePolicies):
+ * - Small files, one response each, timed over all their calls (open,
+ *   write, close, utimes, rename). In a profile of 2,000 × 64 KiB downloads
+ *   into tmpfs the main thread spent ~0.75 s dispatching them through the
+ *   pool; the same calls made synchronously took ~160 µs per file in all.
+ * - Ranged writes into a large file, timed per write call (at most
+ *   MAX_WRITE_CALL bytes, write-calls.ts). 1 GiB in 256 KiB calls, one at a
+ *   time, into ext4 here: 0.40–0.42 CPU-s in all when blocking, against
+ *   0.90–0.95 through the pool, and the pool's dispatching cost the main
+ *   thread as much time (0.41–0.44 s) as making the calls itself (0.40 s).
  */
 export const BLOCKING_LIMIT_US = 400;
+/**
+ * One ranged write call of 256 KiB: 1 ms is 256 MB/s. The page-cache copy
+ * takes ~75 µs here, up to ~250 µs when its memory is cold; a call much
+ * slower than that is waiting for the disk, which a pool thread should do.
+ */
+export const RANGE_CALL_LIMIT_US = 1000;
 const PROBE_EVERY = 50;
 const WINDOW = 8;
 
 export class BlockingWrites {
-  /** The last WINDOW files' blocking time, in microseconds (a ring). */
+  /** The last WINDOW timings, in microseconds (a ring). */
   private readonly recent: number[] = [];
   private next = 0;
   private slow = false;
   private sinceProbe = 0;
+
+  constructor(private readonly limitUs = BLOCKING_LIMIT_US) {}
 
   /** Whether blocking calls are fast here, as last measured (asks nothing of the probe schedule). */
   get fast(): boolean {
     return !this.slow;
   }
 
-  /** Whether the next small file should be written with blocking calls. */
+  /** Whether the next file (or write) should use blocking calls. */
   shouldBlock(): boolean {
     if (!this.slow) return true;
     if (++this.sinceProbe < PROBE_EVERY) return false;
@@ -40,10 +58,22 @@ export class BlockingWrites {
     return true;
   }
 
-  /** How long one small file's blocking calls took, in all. */
+  /** How long one file's (or one write call's) blocking calls took, in all. */
   record(micros: number): void {
     this.recent[this.next] = micros;
     this.next = (this.next + 1) % WINDOW;
-    this.slow = Math.min(...this.recent) > BLOCKING_LIMIT_US;
+    this.slow = Math.min(...this.recent) > this.limitUs;
   }
+}
+
+/** The blocking-write policies one command's downloads share. */
+export interface WritePolicies {
+  /** Whole one-response files. */
+  smallFiles: BlockingWrites;
+  /** Each write call into a ranged (journaled) download's file. */
+  ranges: BlockingWrites;
+}
+
+export function writePolicies(): WritePolicies {
+  return { smallFiles: new BlockingWrites(BLOCKING_LIMIT_US), ranges: new BlockingWrites(RANGE_CALL_LIMIT_US) };
 }

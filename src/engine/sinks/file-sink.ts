@@ -1,29 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, futimesSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, futimesSync, openSync, readSync, renameSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { DownloadSink, ObjectIdentity, PartialDownload } from "./download-sink.js";
-import type { BlockingWrites } from "./blocking-writes.js";
+import type { BlockingWrites, WritePolicies } from "./blocking-writes.js";
 import { DestinationLock } from "./destination-lock.js";
 import { JOURNAL_SUFFIX, type LeftoverIndex } from "./leftover-index.js";
+import { writeBlocking, writeCallLength } from "./write-calls.js";
 import { DEFAULT_FLUSH, exists, journalHeader, JournalWriter, nodeFileSystem, readJournal, type FlushPolicy, type SinkFileSystem } from "./range-journal.js";
-
-/**
- * The most one write call hands the kernel. Linux (6.x, ext4 and XFS) sizes
- * the page-cache folio it allocates by the length of the write: a 1 MiB call
- * gets large folios, which the allocator carves from high-order free blocks.
- * In a VM that reports free memory to its host (virtio-balloon free page
- * reporting, as our Firecracker machines do), exactly those blocks were given
- * back, and the first touch of every 4 KiB page traps to the host: writing
- * 1 GiB in 1 MiB calls measured 1.9–2.1 s of system CPU here, in 256 KiB
- * calls 0.31–0.35 s (64 KiB: 0.36–0.40). Elsewhere four calls instead of one
- * cost a few microseconds per MiB.
- */
-export const MAX_WRITE_CALL = 256 * 1024;
-
-function writeCallLength(remaining: number): number {
-  return Math.min(remaining, MAX_WRITE_CALL);
-}
 
 /** What tests may replace: the file-system calls (to record their order) and when journal lines are flushed. */
 export interface FileSinkOptions {
@@ -63,9 +47,9 @@ export interface FileSinkOptions {
  * call into a file that was never sized up front, so after a power loss its
  * name may hold a short or empty file (ext4, XFS and btrfs allocate on
  * writeback), which a later `sync` sees by its size and fetches again, but
- * not a file of the right size with missing bytes. Given a BlockingWrites
- * policy, it is written with blocking calls while they are fast (see
- * blocking-writes.ts).
+ * not a file of the right size with missing bytes. Given write policies,
+ * such a file, and each write call of a ranged download, are made with
+ * blocking calls while those are fast (see blocking-writes.ts).
  */
 export class FileSink implements DownloadSink {
   /** This run's temporary file, or once --resume adopted one, the interrupted run's. */
@@ -101,12 +85,12 @@ export class FileSink implements DownloadSink {
 
   /**
    * `leftovers`: where a recursive download learns, one readdir per directory, that no journal exists.
-   * `blockingWrites`: when a one-response object may be written with blocking calls.
+   * `writes`: when a one-response object, or a ranged write, may use blocking calls (none: never).
    */
   constructor(
     readonly finalPath: string,
     private readonly leftovers?: LeftoverIndex,
-    private readonly blockingWrites?: BlockingWrites,
+    private readonly writes: Partial<WritePolicies> = {},
     private readonly options: FileSinkOptions = {},
   ) {
     this.directory = dirname(finalPath);
@@ -126,7 +110,7 @@ export class FileSink implements DownloadSink {
   async claim(debug: (line: string) => void = () => undefined, lazily = false): Promise<void> {
     this.debug = debug;
     if (lazily || this.lock.held) return;
-    const dead = await this.lock.acquire(basename(this.tempPath), debug, this.blockingWrites?.fast === true);
+    const dead = await this.lock.acquire(basename(this.tempPath), debug, this.writes.smallFiles?.fast === true);
     if (!dead) return;
     const orphan = join(this.directory, dead.temp);
     // Only a name of ours: a lock file's contents never choose what is deleted elsewhere.
@@ -205,7 +189,7 @@ export class FileSink implements DownloadSink {
     this.blocking = undefined;
     // A journaled download needs the lock; a one-response object does not (see the class comment).
     if (resumable && !this.lock.held) await this.claim(this.debug);
-    if (!resumable && this.blockingWrites?.shouldBlock()) {
+    if (!resumable && this.writes.smallFiles?.shouldBlock()) {
       const started = performance.now();
       const fd = openSync(this.tempPath, "wx+", 0o644);
       this.createdTemp = true;
@@ -245,8 +229,7 @@ export class FileSink implements DownloadSink {
     if (blocking) {
       const started = performance.now();
       try {
-        let done = 0;
-        while (done < data.length) done += writeSync(blocking.fd, data, done, writeCallLength(data.length - done), offset + done);
+        writeBlocking(this.fs, blocking.fd, data, offset);
         this.wroteAny = true;
       } catch (err) {
         return Promise.reject(err);
@@ -255,9 +238,30 @@ export class FileSink implements DownloadSink {
       }
       return Promise.resolve();
     }
+    const ranges = this.writes.ranges;
+    if (this.handle && ranges?.shouldBlock()) {
+      try {
+        this.writeBlocking(this.handle.fd, offset, data, ranges);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return Promise.resolve();
+    }
     const turn = this.writing.then(() => this.writeNow(offset, data));
     this.writing = turn.catch(() => undefined);
     return turn;
+  }
+
+  /**
+   * A ranged write made with blocking calls, each timed for `policy`. It may
+   * overlap a write still in flight through the pool (after the policy
+   * changed its mind): they cover different ranges.
+   */
+  private writeBlocking(fd: number, offset: number, data: Buffer, policy: BlockingWrites): void {
+    if (this.journal?.failure) throw this.journal.failure;
+    writeBlocking(this.fs, fd, data, offset, (micros) => policy.record(micros));
+    this.wroteAny = true;
+    this.journal?.record(offset, data.length);
   }
 
   private async writeNow(offset: number, data: Buffer): Promise<void> {
@@ -309,7 +313,7 @@ export class FileSink implements DownloadSink {
       } catch (err) {
         throw this.clash(err);
       }
-      this.blockingWrites?.record(blocking.spentUs + (performance.now() - started) * 1000);
+      this.writes.smallFiles?.record(blocking.spentUs + (performance.now() - started) * 1000);
       await this.lock.release(true);
       return;
     }

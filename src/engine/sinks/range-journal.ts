@@ -1,4 +1,5 @@
 import { open, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ObjectIdentity } from "./download-sink.js";
 
@@ -19,12 +20,15 @@ export interface SinkFileSystem {
   unlink(path: string): Promise<void>;
   /** fsync of a directory: makes the names created or renamed in it durable. */
   syncDirectory(path: string): Promise<void>;
+  /** A blocking positional write (fs.writeSync): the bytes written. */
+  writeSync(fd: number, data: Uint8Array, offset: number, length: number, position: number): number;
 }
 
 export const nodeFileSystem: SinkFileSystem = {
   open: (path, flags, mode) => open(path, flags, mode),
   rename,
   unlink,
+  writeSync,
   async syncDirectory(path) {
     const handle = await open(path, "r");
     try {

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { mkdtemp, readdir, readFile, rm, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { FileSink, MAX_WRITE_CALL } from "../../../src/engine/sinks/file-sink.js";
+import { writePolicies } from "../../../src/engine/sinks/blocking-writes.js";
+import { FileSink } from "../../../src/engine/sinks/file-sink.js";
+import { MAX_WRITE_CALL } from "../../../src/engine/sinks/write-calls.js";
 import { nodeFileSystem, type SinkFileSystem } from "../../../src/engine/sinks/range-journal.js";
 
 /** One recorded call: when it began (">") or ended ("<"), what, on which file, and for journal writes the text. */
@@ -40,9 +42,21 @@ class RecordingFileSystem implements SinkFileSystem {
     return new Promise((resolve) => this.waiters.push({ op, file, resolve }));
   }
 
+  /** Which file each open descriptor is, for blocking writes (which name a descriptor, not a handle). */
+  private readonly files = new Map<number, string>();
+
+  writeSync(fd: number, data: Uint8Array, offset: number, length: number, position: number): number {
+    const file = this.files.get(fd) ?? `fd ${fd}`;
+    this.calls.push({ edge: ">", op: "write", file, length });
+    const written = nodeFileSystem.writeSync(fd, data, offset, length, position);
+    this.calls.push({ edge: "<", op: "write", file });
+    return written;
+  }
+
   async open(path: string, flags: string, mode?: number): Promise<FileHandle> {
     const file = this.name(path);
     const handle = await this.record("open", file, () => nodeFileSystem.open(path, flags, mode));
+    this.files.set(handle.fd, file);
     const recorded = new Set(["write", "datasync", "sync", "truncate", "utimes", "close"]);
     return new Proxy(handle, {
       get: (target, prop, receiver) => {
@@ -90,66 +104,71 @@ describe("engine/sinks/file-sink durability (order of writes, syncs and renames)
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("a ranged download: data fdatasync'd before the journal lines that vouch for it, one sync per batch; the file fsynced before the rename, the directory after", async () => {
-    // Batches of 8 bytes; never by time (no timer fires in this test).
-    const sink = new FileSink(join(dir, "out"), undefined, undefined, { fileSystem: fs, flush: { bytes: 8, ms: 3_600_000 } });
-    await sink.claim();
-    await sink.open(16, { etag: '"e"', size: 16 });
-    const firstBatch = fs.next("datasync", "journal");
-    await sink.write(1, 0, Buffer.from("aaaa"));
-    await sink.write(2, 4, Buffer.from("bbbb"));
-    await firstBatch;
-    const secondBatch = fs.next("datasync", "journal");
-    await sink.write(3, 8, Buffer.from("cccc"));
-    await sink.write(4, 12, Buffer.from("dddd"));
-    await secondBatch;
-    await sink.commit({ lastModified: new Date("2022-02-02T02:02:02Z") });
+  for (const [how, writes] of [
+    ["through the thread pool", () => ({})],
+    ["with blocking write calls", () => writePolicies()],
+  ] as const) {
+    it(`a ranged download (${how}): data fdatasync'd before the journal lines that vouch for it, one sync per batch; the file fsynced before the rename, the directory after`, async () => {
+      // Batches of 8 bytes; never by time (no timer fires in this test).
+      const sink = new FileSink(join(dir, "out"), undefined, writes(), { fileSystem: fs, flush: { bytes: 8, ms: 3_600_000 } });
+      await sink.claim();
+      await sink.open(16, { etag: '"e"', size: 16 });
+      const firstBatch = fs.next("datasync", "journal");
+      await sink.write(1, 0, Buffer.from("aaaa"));
+      await sink.write(2, 4, Buffer.from("bbbb"));
+      await firstBatch;
+      const secondBatch = fs.next("datasync", "journal");
+      await sink.write(3, 8, Buffer.from("cccc"));
+      await sink.write(4, 12, Buffer.from("dddd"));
+      await secondBatch;
+      await sink.commit({ lastModified: new Date("2022-02-02T02:02:02Z") });
 
-    // Each batch: its ranges' writes ended → the data's fdatasync → the lines → the journal's fdatasync.
-    let from = 0;
-    for (const offsets of [[0, 4], [8, 12]]) {
-      const lines = fs.find(">", "write", "journal", from, new RegExp(`"o":${offsets[0]},.*"o":${offsets[1]},`, "s"));
-      assert.ok(lines > 0, `one journal write holds the lines of ranges ${offsets}: ${JSON.stringify(fs.calls)}`);
-      const syncBegan = fs.calls.slice(0, lines).map((c, i) => (c.edge === ">" && c.op === "datasync" && c.file === "temp" ? i : -1)).filter((i) => i >= 0).pop()!;
-      assert.ok(syncBegan >= 0, "a data sync before the lines");
-      assert.ok(fs.find("<", "datasync", "temp", syncBegan) < lines, "the data sync ended before the lines were written");
-      const dataWrites = fs.calls.map((c, i) => (c.edge === "<" && c.op === "write" && c.file === "temp" ? i : -1)).filter((i) => i >= 0);
-      assert.ok(dataWrites.filter((i) => i < syncBegan).length >= (offsets[0] === 0 ? 2 : 4), "the ranges' writes ended before the sync began");
-      const journalSync = fs.find(">", "datasync", "journal", lines);
-      assert.ok(journalSync > fs.find("<", "write", "journal", lines), "the journal is synced after its lines");
-      from = journalSync;
-    }
-    assert.equal(fs.count("datasync", "temp"), 2, "one data sync per batch, not per range");
-    // The directory once, before the first line vouches for a file in it.
-    const firstLines = fs.find(">", "write", "journal", 0, /"o":/);
-    assert.ok(fs.find("<", "syncDirectory", "dir") < firstLines, "directory synced before the first lines");
+      // Each batch: its ranges' writes ended → the data's fdatasync → the lines → the journal's fdatasync.
+      let from = 0;
+      for (const offsets of [[0, 4], [8, 12]]) {
+        const lines = fs.find(">", "write", "journal", from, new RegExp(`"o":${offsets[0]},.*"o":${offsets[1]},`, "s"));
+        assert.ok(lines > 0, `one journal write holds the lines of ranges ${offsets}: ${JSON.stringify(fs.calls)}`);
+        const syncBegan = fs.calls.slice(0, lines).map((c, i) => (c.edge === ">" && c.op === "datasync" && c.file === "temp" ? i : -1)).filter((i) => i >= 0).pop()!;
+        assert.ok(syncBegan >= 0, "a data sync before the lines");
+        assert.ok(fs.find("<", "datasync", "temp", syncBegan) < lines, "the data sync ended before the lines were written");
+        const dataWrites = fs.calls.map((c, i) => (c.edge === "<" && c.op === "write" && c.file === "temp" ? i : -1)).filter((i) => i >= 0);
+        assert.ok(dataWrites.filter((i) => i < syncBegan).length >= (offsets[0] === 0 ? 2 : 4), "the ranges' writes ended before the sync began");
+        const journalSync = fs.find(">", "datasync", "journal", lines);
+        assert.ok(journalSync > fs.find("<", "write", "journal", lines), "the journal is synced after its lines");
+        from = journalSync;
+      }
+      assert.equal(fs.count("datasync", "temp"), 2, "one data sync per batch, not per range");
+      // The directory once, before the first line vouches for a file in it.
+      const firstLines = fs.find(">", "write", "journal", 0, /"o":/);
+      assert.ok(fs.find("<", "syncDirectory", "dir") < firstLines, "directory synced before the first lines");
 
-    // Commit: time set, file fsynced, then renamed, then the directory synced, then the journal removed.
-    const utimes = fs.find("<", "utimes", "temp");
-    const fsync = fs.find(">", "sync", "temp");
-    const rename = fs.find(">", "rename", "temp");
-    const lastDirSync = fs.calls.map((c, i) => (c.edge === ">" && c.op === "syncDirectory" ? i : -1)).filter((i) => i >= 0).pop()!;
-    const journalGone = fs.find(">", "unlink", "journal");
-    assert.ok(utimes >= 0 && utimes < fsync, "time set before the fsync");
-    assert.ok(fs.find("<", "sync", "temp") < rename, "fsync ended before the rename");
-    assert.ok(fs.find("<", "rename", "temp") < lastDirSync, "directory synced after the rename");
-    assert.ok(fs.find("<", "syncDirectory", "dir", lastDirSync) < journalGone, "journal removed only once the rename is durable");
-    assert.equal(await readFile(join(dir, "out"), "utf8"), "aaaabbbbccccdddd");
-    assert.deepEqual(await readdir(dir), ["out"]);
-  });
+      // Commit: time set, file fsynced, then renamed, then the directory synced, then the journal removed.
+      const utimes = fs.find("<", "utimes", "temp");
+      const fsync = fs.find(">", "sync", "temp");
+      const rename = fs.find(">", "rename", "temp");
+      const lastDirSync = fs.calls.map((c, i) => (c.edge === ">" && c.op === "syncDirectory" ? i : -1)).filter((i) => i >= 0).pop()!;
+      const journalGone = fs.find(">", "unlink", "journal");
+      assert.ok(utimes >= 0 && utimes < fsync, "time set before the fsync");
+      assert.ok(fs.find("<", "sync", "temp") < rename, "fsync ended before the rename");
+      assert.ok(fs.find("<", "rename", "temp") < lastDirSync, "directory synced after the rename");
+      assert.ok(fs.find("<", "syncDirectory", "dir", lastDirSync) < journalGone, "journal removed only once the rename is durable");
+      assert.equal(await readFile(join(dir, "out"), "utf8"), "aaaabbbbccccdddd");
+      assert.deepEqual(await readdir(dir), ["out"]);
+    });
 
-  it("a slice is handed to the kernel in calls of at most MAX_WRITE_CALL bytes (large single writes cost page-cache folios from cold memory)", async () => {
-    const sink = new FileSink(join(dir, "big"), undefined, undefined, { fileSystem: fs, flush: { bytes: 1 << 30, ms: 3_600_000 } });
-    await sink.claim();
-    const slice = Buffer.alloc(4 * MAX_WRITE_CALL + 100);
-    for (let i = 0; i < slice.length; i++) slice[i] = (i * 7) & 0xff;
-    await sink.open(slice.length, { etag: '"e"', size: slice.length });
-    await sink.write(1, 0, slice);
-    await sink.commit({});
-    const lengths = fs.calls.filter((c) => c.edge === ">" && c.op === "write" && c.file === "temp").map((c) => c.length);
-    assert.deepEqual(lengths, [MAX_WRITE_CALL, MAX_WRITE_CALL, MAX_WRITE_CALL, MAX_WRITE_CALL, 100]);
-    assert.ok((await readFile(join(dir, "big"))).equals(slice), "the bytes arrive whole and in place");
-  });
+    it(`a slice is handed to the kernel (${how}) in calls of at most MAX_WRITE_CALL bytes (large single writes cost page-cache folios from cold memory)`, async () => {
+      const sink = new FileSink(join(dir, "big"), undefined, writes(), { fileSystem: fs, flush: { bytes: 1 << 30, ms: 3_600_000 } });
+      await sink.claim();
+      const slice = Buffer.alloc(4 * MAX_WRITE_CALL + 100);
+      for (let i = 0; i < slice.length; i++) slice[i] = (i * 7) & 0xff;
+      await sink.open(slice.length, { etag: '"e"', size: slice.length });
+      await sink.write(1, 0, slice);
+      await sink.commit({});
+      const lengths = fs.calls.filter((c) => c.edge === ">" && c.op === "write" && c.file === "temp").map((c) => c.length);
+      assert.deepEqual(lengths, [MAX_WRITE_CALL, MAX_WRITE_CALL, MAX_WRITE_CALL, MAX_WRITE_CALL, 100]);
+      assert.ok((await readFile(join(dir, "big"))).equals(slice), "the bytes arrive whole and in place");
+    });
+  }
 
   it("an interrupted download brings its journal up to date (data sync first) before it is kept", async () => {
     const sink = new FileSink(join(dir, "k"), undefined, undefined, { fileSystem: fs, flush: { bytes: 1 << 30, ms: 3_600_000 } });

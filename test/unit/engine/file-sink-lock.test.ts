@@ -22,7 +22,7 @@ describe("engine/sinks/file-sink: when the destination lock is taken", () => {
 
   for (const [how, blocking] of [
     ["through the thread pool", undefined],
-    ["with blocking calls", new BlockingWrites()],
+    ["with blocking calls", { smallFiles: new BlockingWrites() }],
   ] as const) {
     it(`a one-response object (${how}) creates no lock file: only its temporary file, then the destination`, async () => {
       const sink = new FileSink(join(dir, "f"), undefined, blocking);

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { BLOCKING_LIMIT_US, BlockingWrites } from "../../../src/engine/sinks/blocking-writes.js";
+import { BLOCKING_LIMIT_US, BlockingWrites, RANGE_CALL_LIMIT_US } from "../../../src/engine/sinks/blocking-writes.js";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
+import { MAX_WRITE_CALL } from "../../../src/engine/sinks/write-calls.js";
 import { LeftoverIndex } from "../../../src/engine/sinks/leftover-index.js";
 
 /** The sink's temporary file name (unique per run: `.NAME.<random>.s3x-part`). */
@@ -148,6 +149,42 @@ describe("engine/sinks/file-sink", () => {
     await sink.discard();
   });
 
+  describe("ranged writes with blocking calls", () => {
+    /** A policy that says what it was asked and told, with a fixed answer. */
+    class ScriptedWrites extends BlockingWrites {
+      readonly heard: number[] = [];
+      constructor(private readonly block: boolean) {
+        super(RANGE_CALL_LIMIT_US);
+      }
+      override shouldBlock(): boolean {
+        return this.block;
+      }
+      override record(micros: number): void {
+        this.heard.push(micros);
+      }
+    }
+
+    for (const block of [true, false]) {
+      it(`${block ? "a fast policy: each write call is made blocking and timed" : "a slow policy: writes go through the thread pool, untimed"}; the journal records every range either way`, async () => {
+        const policy = new ScriptedWrites(block);
+        const sink = new FileSink(join(dir, "r"), undefined, { ranges: policy }, { flush: { bytes: 1, ms: 3_600_000 } });
+        await sink.claim();
+        const part = Buffer.alloc(2 * MAX_WRITE_CALL + 1, 7);
+        await sink.open(2 * part.length, { etag: '"r"', size: 2 * part.length });
+        const journalPath = join(dir, ".r.s3x-part.journal");
+        await sink.write(1, part.length, part);
+        await sink.write(0, 0, part);
+        assert.equal(policy.heard.length, block ? 6 : 0, "one timing per call of at most MAX_WRITE_CALL bytes");
+        assert.ok(policy.heard.every((us) => us > 0 && us < 1e7), `timings ${policy.heard}`);
+        await sink.discard(true); // interrupted: the journal is brought up to date and kept
+        const ranges = (await readFile(journalPath, "utf8")).split("\n").filter((line) => line.includes('"o":'));
+        assert.equal(ranges.length, 2, `both ranges journaled: ${ranges}`);
+        const file = await readFile(join(dir, tempOf(sink)));
+        assert.ok(file.equals(Buffer.concat([part, part])), "both ranges on disk, in place");
+      });
+    }
+  });
+
   describe("one-response objects with blocking writes", () => {
     it("writes, timestamps and renames the file with blocking calls, with no journal; the policy hears how long that took", async () => {
       const heard: number[] = [];
@@ -157,7 +194,7 @@ describe("engine/sinks/file-sink", () => {
           super.record(micros);
         }
       })();
-      const sink = new FileSink(join(dir, "w"), undefined, policy);
+      const sink = new FileSink(join(dir, "w"), undefined, { smallFiles: policy });
       await sink.claim();
       await sink.open(5, { etag: '"e"', size: 5 }, false);
       assert.deepEqual((await readdir(dir)).sort(), [tempOf(sink), ".w.s3x-lock"].sort(), "no journal for a one-response object");
@@ -174,14 +211,14 @@ describe("engine/sinks/file-sink", () => {
     });
 
     it("discard leaves nothing; a directory in the way is a path clash, with nothing left behind", async () => {
-      const failed = new FileSink(join(dir, "d"), undefined, new BlockingWrites());
+      const failed = new FileSink(join(dir, "d"), undefined, { smallFiles: new BlockingWrites() });
       await failed.open(3, { etag: "x", size: 3 }, false);
       await failed.write(0, 0, Buffer.from("abc"));
       assert.equal(await failed.discard(true), false, "one response: nothing to resume");
       assert.deepEqual(await readdir(dir), []);
 
       await mkdir(join(dir, "taken", "child"), { recursive: true });
-      const clash = new FileSink(join(dir, "taken"), undefined, new BlockingWrites());
+      const clash = new FileSink(join(dir, "taken"), undefined, { smallFiles: new BlockingWrites() });
       await clash.open(2, { etag: "y", size: 2 }, false);
       await clash.write(0, 0, Buffer.from("hi"));
       await assert.rejects(clash.commit({}), (err: NodeJS.ErrnoException) => err.code === "S3X_PATH_CLASH" && /a directory of the same name is in the way/.test(err.message));
@@ -189,9 +226,9 @@ describe("engine/sinks/file-sink", () => {
       assert.deepEqual(await readdir(dir), ["taken"]);
     });
 
-    it("resumable downloads never block: they keep their journal", async () => {
+    it("resumable downloads keep their journal whatever the small-file policy says", async () => {
       const policy = new BlockingWrites();
-      const sink = new FileSink(join(dir, "big"), undefined, policy);
+      const sink = new FileSink(join(dir, "big"), undefined, { smallFiles: policy });
       await sink.open(4, { etag: "z", size: 4 }, true);
       assert.deepEqual((await readdir(dir)).sort(), [tempOf(sink), ".big.s3x-lock", ".big.s3x-part.journal"].sort());
       await sink.write(0, 0, Buffer.from("data"));
