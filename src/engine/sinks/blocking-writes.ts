@@ -22,9 +22,10 @@
  *   pool; the same calls made synchronously took ~160 µs per file in all.
  * - Ranged writes into a large file, timed per write call (at most
  *   MAX_WRITE_CALL bytes, write-calls.ts). 1 GiB in 256 KiB calls, one at a
- *   time, into ext4 here: 0.40–0.42 CPU-s in all when blocking, against
- *   0.90–0.95 through the pool, and the pool's dispatching cost the main
- *   thread as much time (0.41–0.44 s) as making the calls itself (0.40 s).
+ *   time, into ext4 here (bench/floor/write-calls.mjs): 0.31–0.43 CPU-s in
+ *   all when blocking, against 0.68–0.95 through the pool, whose dispatching
+ *   cost the main thread about as much (0.24–0.44 s) as making the calls
+ *   itself (0.30–0.40 s).
  */
 export const BLOCKING_LIMIT_US = 400;
 /**

@@ -1,0 +1,99 @@
+// The floor for s3x's HTTPS downloads: what Node itself spends to fetch an
+// object over TLS in ranged GETs, with nothing else (no signing, no writes,
+// no accounting). Compare its CPU with s3x's and the peers' on the same object.
+//
+//   node bench/floor/tls-ranged-get.cjs PRESIGNED_HTTPS_URL SIZE [CONNECTIONS]
+//   (AWS_CA_BUNDLE names the server's certificate; `s3x presign` makes the URL)
+//
+// Knobs, to add back one at a time what s3x does per TLS record:
+//   VIEW=1  read into a new view of an 8 MiB buffer each time (s3x reads into part buffers)
+//   TMO=1   an idle timeout on each socket (Node refreshes its timer on every read)
+//   NOW=1   two clock reads per read (s3x's rate meters)
+"use strict";
+const tls = require("node:tls");
+const fs = require("node:fs");
+
+const url = new URL(process.argv[2]);
+const total = Number(process.argv[3]);
+const connections = Number(process.argv[4] || 8);
+const PART = 8 << 20;
+const parts = Math.ceil(total / PART);
+const ca = process.env.AWS_CA_BUNDLE ? fs.readFileSync(process.env.AWS_CA_BUNDLE) : undefined;
+let next = 0;
+let received = 0;
+let finished = 0;
+let session;
+const started = performance.now();
+
+function connection() {
+  let want = 0;
+  let inBody = false;
+  let head = "";
+  const scratch = Buffer.allocUnsafe(64 * 1024);
+  const part = Buffer.allocUnsafe(PART);
+  let position = 0;
+  const views = process.env.VIEW === "1";
+  const socket = tls.connect({
+    host: url.hostname,
+    port: Number(url.port || 443),
+    servername: require("node:net").isIP(url.hostname) ? undefined : url.hostname,
+    ca,
+    session,
+    ALPNProtocols: ["http/1.1"],
+    onread: {
+      buffer: views ? () => part.subarray(position, Math.min(PART, position + 64 * 1024)) : scratch,
+      callback: (n, buf) => {
+        if (views) position = (position + n) % (PART - 64 * 1024);
+        if (process.env.NOW === "1") {
+          Date.now();
+          performance.now();
+        }
+        if (!inBody) {
+          head += buf.latin1Slice(0, n);
+          const end = head.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const bodyBytes = head.length - end - 4;
+          inBody = true;
+          head = "";
+          want -= bodyBytes;
+          received += bodyBytes;
+        } else {
+          want -= n;
+          received += n;
+        }
+        if (want === 0) {
+          inBody = false;
+          send();
+        }
+      },
+    },
+  });
+  socket.on("session", (s) => (session = s));
+  if (process.env.TMO === "1") socket.setTimeout(30_000);
+  socket.on("secureConnect", send);
+  socket.on("error", (err) => {
+    console.error(err.message);
+    process.exit(1);
+  });
+  function send() {
+    if (next >= parts) {
+      socket.end();
+      if (++finished === connections) report();
+      return;
+    }
+    const i = next++;
+    const first = i * PART;
+    const last = Math.min(total, first + PART) - 1;
+    want = last - first + 1;
+    socket.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nRange: bytes=${first}-${last}\r\n\r\n`);
+  }
+}
+
+function report() {
+  const cpu = process.cpuUsage();
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`${received} bytes in ${seconds.toFixed(2)} s, user ${(cpu.user / 1e6).toFixed(2)} s, system ${(cpu.system / 1e6).toFixed(2)} s`);
+  if (received !== total) process.exitCode = 1;
+}
+
+for (let i = 0; i < connections; i++) connection();
