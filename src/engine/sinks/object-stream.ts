@@ -1,6 +1,6 @@
 import type { DownloadSink, ObjectIdentity } from "./download-sink.js";
 import { OrderedWriter, type ByteWriter } from "./ordered-writer.js";
-import { ReadAhead } from "./read-ahead.js";
+import { FetchGate, ReadAhead } from "./read-ahead.js";
 import { tarEnd, tarEntryHeader, tarPaddingLength } from "./tar-header.js";
 
 /**
@@ -46,11 +46,11 @@ export class ObjectStream {
   private nextPart = 0;
   /** Object parts written so far (they are written in order). */
   private partsWritten = 0;
-  private roomWaiters: { part: number; resolve: () => void; reject: (err: Error) => void }[] = [];
   private failure: Error | undefined;
   /** Writes of framing pieces (headers, padding) still under way. */
   private readonly framing: Promise<void>[] = [];
   private readonly readAhead: ReadAhead;
+  private readonly gate: FetchGate;
 
   constructor(
     out: ByteWriter,
@@ -61,8 +61,9 @@ export class ObjectStream {
     private readonly partsOf: (size: number) => number,
   ) {
     this.readAhead = ReadAhead.of(window);
+    this.gate = new FetchGate(this.readAhead);
     // The writer's own window is unbounded: this stream counts object parts (framing pieces are free).
-    this.ordered = new OrderedWriter(out, Number.POSITIVE_INFINITY, this.readAhead.watcher(() => this.wakeRoomWaiters()));
+    this.ordered = new OrderedWriter(out, Number.POSITIVE_INFINITY, this.readAhead.watcher(() => this.gate.open(this.partsWritten)));
   }
 
   /**
@@ -94,17 +95,13 @@ export class ObjectStream {
   fail(reason: Error): void {
     this.failure ??= reason;
     this.ordered.stop(reason);
-    for (const waiter of this.roomWaiters.splice(0)) waiter.reject(reason);
+    this.gate.fail(reason);
   }
 
   /** Resolves once object part number `part` may be fetched: fewer than `window` parts ahead of the writer. */
   waitForRoom(part: number): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    if (part < this.partsWritten + this.readAhead.window) {
-      this.readAhead.granted(part);
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => this.roomWaiters.push({ part, resolve, reject }));
+    return this.gate.wait(part, this.partsWritten);
   }
 
   /** Writes piece `index`, object part number `part`; resolves once its bytes are handed to the destination. */
@@ -112,18 +109,7 @@ export class ObjectStream {
     this.readAhead.arrived(part, data.length);
     await this.ordered.write(index, 0, data);
     this.partsWritten++;
-    this.wakeRoomWaiters();
-  }
-
-  private wakeRoomWaiters(): void {
-    const limit = this.partsWritten + this.readAhead.window;
-    const ready = this.roomWaiters.filter((w) => w.part < limit);
-    if (ready.length === 0) return;
-    this.roomWaiters = this.roomWaiters.filter((w) => w.part >= limit);
-    for (const waiter of ready) {
-      this.readAhead.granted(waiter.part);
-      waiter.resolve();
-    }
+    this.gate.open(this.partsWritten);
   }
 
   private writeFraming(index: number, data: Buffer): void {

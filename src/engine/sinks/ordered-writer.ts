@@ -1,5 +1,5 @@
 import type { DownloadSink } from "./download-sink.js";
-import { ReadAhead, type WriterWatcher } from "./read-ahead.js";
+import { FetchGate, ReadAhead, type WriterWatcher } from "./read-ahead.js";
 
 /** A destination that takes bytes strictly in order, such as stdout. */
 export interface ByteWriter {
@@ -27,8 +27,8 @@ export class OrderedWriter implements DownloadSink {
   private readonly waiting = new Map<number, Waiting>();
   private pumping = false;
   private failure: Error | undefined;
-  private roomWaiters: { index: number; resolve: () => void; reject: (err: Error) => void }[] = [];
   private readonly readAhead: ReadAhead;
+  private readonly gate: FetchGate;
   private readonly watcher: WriterWatcher;
 
   constructor(
@@ -38,27 +38,13 @@ export class OrderedWriter implements DownloadSink {
     watcher?: WriterWatcher,
   ) {
     this.readAhead = ReadAhead.of(window);
-    this.watcher = watcher ?? this.readAhead.watcher(() => this.wakeRoomWaiters());
+    this.gate = new FetchGate(this.readAhead);
+    this.watcher = watcher ?? this.readAhead.watcher(() => this.gate.open(this.next));
   }
 
   waitForRoom(index: number): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    if (index < this.next + this.readAhead.window) {
-      this.readAhead.granted(index);
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => this.roomWaiters.push({ index, resolve, reject }));
-  }
-
-  private wakeRoomWaiters(): void {
-    const limit = this.next + this.readAhead.window;
-    const ready = this.roomWaiters.filter((w) => w.index < limit);
-    if (ready.length === 0) return;
-    this.roomWaiters = this.roomWaiters.filter((w) => w.index >= limit);
-    for (const w of ready) {
-      this.readAhead.granted(w.index);
-      w.resolve();
-    }
+    return this.gate.wait(index, this.next);
   }
 
   private observer: ((data: Buffer) => void) | undefined;
@@ -102,7 +88,7 @@ export class OrderedWriter implements DownloadSink {
           this.next++;
           wrote = true;
           part.resolve();
-          this.wakeRoomWaiters();
+          this.gate.open(this.next);
         } catch (err) {
           this.fail(err as Error);
           part.reject(err as Error);
@@ -119,8 +105,7 @@ export class OrderedWriter implements DownloadSink {
   private fail(err: Error): void {
     if (this.failure) return;
     this.failure = err;
-    for (const w of this.roomWaiters) w.reject(err);
-    this.roomWaiters = [];
+    this.gate.fail(err);
     for (const part of this.waiting.values()) part.reject(err);
     this.waiting.clear();
   }

@@ -1,3 +1,11 @@
+/** What an in-order writer reports as it goes (to size how far the downloads run ahead). */
+export interface WriterWatcher {
+  /** The destination took `bytes` in `ms`. */
+  wrote(bytes: number, ms: number): void;
+  /** Every part that had arrived is written and the next is missing (never before the first write). */
+  ranDry(): void;
+}
+
 /**
  * How many parts the downloads of an in-order destination (stdout, a pipe,
  * `s3x cat`) may run ahead of what has been written: sized by the reader's
@@ -18,14 +26,6 @@
  * It never shrinks: the window is only ever as large as some moment of the
  * transfer needed, and `max` bounds memory either way.
  */
-/** What an in-order writer reports as it goes (to size how far the downloads run ahead). */
-export interface WriterWatcher {
-  /** The destination took `bytes` in `ms`. */
-  wrote(bytes: number, ms: number): void;
-  /** Every part that had arrived is written and the next is missing (never before the first write). */
-  ranDry(): void;
-}
-
 export class ReadAhead {
   private current: number;
   private readonly grantedAt = new Map<number, number>();
@@ -112,4 +112,42 @@ const NEWEST = 0.3;
 
 function mean(previous: number | undefined, sample: number): number {
   return previous === undefined ? sample : previous + NEWEST * (sample - previous);
+}
+
+/**
+ * The parts that wait to be fetched until they are within the read-ahead
+ * window of the writer: one object's parts (OrderedWriter) or the parts of
+ * many objects (ObjectStream). Each part let go is granted to the ReadAhead,
+ * which times its fetch from then.
+ */
+export class FetchGate {
+  private waiters: { part: number; resolve: () => void; reject: (err: Error) => void }[] = [];
+
+  constructor(private readonly readAhead: ReadAhead) {}
+
+  /** Resolves once `part` is fewer than the window ahead of the `written` parts. */
+  wait(part: number, written: number): Promise<void> {
+    if (part < written + this.readAhead.window) {
+      this.readAhead.granted(part);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => this.waiters.push({ part, resolve, reject }));
+  }
+
+  /** Lets go the waiting parts now within the window of the `written` parts. */
+  open(written: number): void {
+    const limit = written + this.readAhead.window;
+    const ready = this.waiters.filter((w) => w.part < limit);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.part >= limit);
+    for (const waiter of ready) {
+      this.readAhead.granted(waiter.part);
+      waiter.resolve();
+    }
+  }
+
+  /** Every waiting part fails with `err`. */
+  fail(err: Error): void {
+    for (const waiter of this.waiters.splice(0)) waiter.reject(err);
+  }
 }
