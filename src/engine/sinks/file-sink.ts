@@ -120,7 +120,6 @@ export class FileSink implements DownloadSink {
     await this.fs.unlink(orphan).catch(() => undefined);
   }
 
-  /** What an earlier, interrupted download left here, if its journal is readable. */
   /**
    * What an earlier, interrupted download left here. `readOnly`: only to report
    * what this run itself just kept, after its lock was released: no lock taken.
@@ -190,10 +189,9 @@ export class FileSink implements DownloadSink {
     // A journaled download needs the lock; a one-response object does not (see the class comment).
     if (resumable && !this.lock.held) await this.claim(this.debug);
     if (!resumable && this.writes.smallFiles?.shouldBlock()) {
-      const started = performance.now();
-      const fd = openSync(this.tempPath, "wx+", 0o644);
+      const fd = await this.createTemp();
       this.createdTemp = true;
-      this.blocking = { fd, spentUs: (performance.now() - started) * 1000 };
+      this.blocking = { fd, spentUs: 0 };
       return;
     }
     this.handle = await this.fs.open(this.tempPath, "wx+", 0o644);
@@ -210,6 +208,16 @@ export class FileSink implements DownloadSink {
     });
     await journal.write(journalHeader(identity, basename(this.tempPath)));
     this.journal = new JournalWriter(this.handle, journal, this.directory, this.fs, this.options.flush ?? DEFAULT_FLUSH);
+  }
+
+  /** A one-response object's temporary file, created blocking while creates are fast here (blocking-writes.ts). */
+  private async createTemp(): Promise<number> {
+    const creates = this.writes.creates;
+    if (creates && !creates.shouldBlock()) return this.fs.openFd(this.tempPath, "wx+", 0o644);
+    const started = performance.now();
+    const fd = openSync(this.tempPath, "wx+", 0o644);
+    creates?.record((performance.now() - started) * 1000);
+    return fd;
   }
 
   /** Continues the interrupted download previous() found, in its temporary file. */

@@ -1,5 +1,5 @@
 import { open, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
-import { writeSync } from "node:fs";
+import { open as openCallback, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ObjectIdentity } from "./download-sink.js";
 
@@ -16,6 +16,8 @@ export interface Range {
  */
 export interface SinkFileSystem {
   open(path: string, flags: string, mode?: number): Promise<FileHandle>;
+  /** An open through the thread pool that gives a plain descriptor (for blocking calls after it). */
+  openFd(path: string, flags: string, mode?: number): Promise<number>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   /** fsync of a directory: makes the names created or renamed in it durable. */
@@ -26,6 +28,7 @@ export interface SinkFileSystem {
 
 export const nodeFileSystem: SinkFileSystem = {
   open: (path, flags, mode) => open(path, flags, mode),
+  openFd: (path, flags, mode) => new Promise((resolve, reject) => openCallback(path, flags, mode, (err, fd) => (err ? reject(err) : resolve(fd)))),
   rename,
   unlink,
   writeSync,

@@ -71,6 +71,13 @@ class RecordingFileSystem implements SinkFileSystem {
     });
   }
 
+  async openFd(path: string, flags: string, mode?: number): Promise<number> {
+    const file = this.name(path);
+    const fd = await this.record("open", file, () => nodeFileSystem.openFd(path, flags, mode));
+    this.files.set(fd, file);
+    return fd;
+  }
+
   rename(from: string, to: string): Promise<void> {
     return this.record("rename", this.name(from), () => nodeFileSystem.rename(from, to));
   }

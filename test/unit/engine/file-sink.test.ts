@@ -2,10 +2,11 @@ import assert from "node:assert/strict";
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { BLOCKING_LIMIT_US, BlockingWrites, RANGE_CALL_LIMIT_US } from "../../../src/engine/sinks/blocking-writes.js";
+import { BLOCKING_LIMIT_US, BlockingWrites, CREATE_LIMIT_US, RANGE_CALL_LIMIT_US } from "../../../src/engine/sinks/blocking-writes.js";
 import { FileSink } from "../../../src/engine/sinks/file-sink.js";
 import { MAX_WRITE_CALL } from "../../../src/engine/sinks/write-calls.js";
 import { LeftoverIndex } from "../../../src/engine/sinks/leftover-index.js";
+import { nodeFileSystem, type SinkFileSystem } from "../../../src/engine/sinks/range-journal.js";
 
 /** The sink's temporary file name (unique per run: `.NAME.<random>.s3x-part`). */
 const tempOf = (sink: FileSink): string => basename(sink.tempPath);
@@ -208,6 +209,49 @@ describe("engine/sinks/file-sink", () => {
       assert.equal((await stat(join(dir, "w"))).mtime.toISOString(), "2021-05-06T07:08:09.000Z");
       assert.equal(heard.length, 1);
       assert.ok(heard[0]! > 0 && heard[0]! < 1e6, `measured ${heard[0]} µs`);
+    });
+
+    it("a slow create goes through the thread pool and the calls after it still block; the create policy times only blocking creates", async () => {
+      const pooled: string[] = [];
+      const blockingWrites: number[] = [];
+      const fileSystem: SinkFileSystem = {
+        ...nodeFileSystem,
+        openFd: (path, flags, mode) => {
+          pooled.push(path);
+          return nodeFileSystem.openFd(path, flags, mode);
+        },
+        writeSync: (fd, data, offset, length, position) => {
+          blockingWrites.push(length);
+          return nodeFileSystem.writeSync(fd, data, offset, length, position);
+        },
+      };
+      const creates = new (class extends BlockingWrites {
+        readonly heard: number[] = [];
+        constructor(public block: boolean) {
+          super(CREATE_LIMIT_US);
+        }
+        override shouldBlock(): boolean {
+          return this.block;
+        }
+        override record(micros: number): void {
+          this.heard.push(micros);
+        }
+      })(false);
+      const smallFiles = new BlockingWrites();
+      for (const name of ["pooled", "blocking"]) {
+        creates.block = name === "blocking";
+        const sink = new FileSink(join(dir, name), undefined, { smallFiles, creates }, { fileSystem });
+        await sink.open(4, { etag: `"${name}"`, size: 4 }, false);
+        await sink.write(0, 0, Buffer.from(name.slice(0, 4)));
+        await sink.commit({ lastModified: new Date("2022-01-02T03:04:05Z") });
+        assert.equal(await readFile(join(dir, name), "utf8"), name.slice(0, 4));
+        assert.equal((await stat(join(dir, name))).mtime.toISOString(), "2022-01-02T03:04:05.000Z");
+      }
+      assert.equal(pooled.length, 1, "only the slow policy's create went to the pool");
+      assert.match(basename(pooled[0]!), /^\.pooled\.[0-9a-f]{8}\.s3x-part$/);
+      assert.deepEqual(blockingWrites, [4, 4], "both files' bytes written with blocking calls");
+      assert.equal(creates.heard.length, 1, "one timing: the blocking create");
+      assert.deepEqual((await readdir(dir)).sort(), ["blocking", "pooled"]);
     });
 
     it("discard leaves nothing; a directory in the way is a path clash, with nothing left behind", async () => {
