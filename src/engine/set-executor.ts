@@ -2,7 +2,7 @@ import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { asDirectoryPrefix } from "../plan/keys.js";
 import type { Location } from "../plan/location.js";
-import { downloadPartSize } from "../plan/parts.js";
+import { downloadPartSize, streamedObjectPartSize } from "../plan/parts.js";
 import type { LocalTarget, PrefixTarget } from "../plan/placement.js";
 import { planSet, type SetAction, type SetDestination, type SetEntry, type SetRules, type SetSource } from "../plan/set-plan.js";
 import type { ChecksumAlgorithm, ObjectAttributes, ObjectRef, StorageSettings } from "../s3/operations.js";
@@ -258,16 +258,19 @@ async function streamOf(dest: Location): Promise<OpenStream | undefined> {
  */
 function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream): SetOperations<ObjectRef, StreamTarget> {
   const partSize = downloadPartSize(options.partSize);
+  const partSizeOf = (size: number): number => streamedObjectPartSize(size, partSize);
   // Parts the downloads may run ahead of the reader: as few as keep it fed (ReadAhead), at most
-  // every connection busy and never more than half the memory budget in parts.
-  const window = new ReadAhead(Math.max(2, Math.min(ctx.queue.concurrency + 4, Math.floor(ctx.memory.limit / partSize / 2))));
-  const objects = new ObjectStream(stream.writer, options.framing ?? "raw", window, (size) => downloadPartCount(size, partSize));
+  // the bytes of every connection busy with a part (plus four), and never more than half the
+  // memory budget; counted in parts of the largest size (a whole object of two parts).
+  const largest = partSizeOf(2 * partSize);
+  const window = new ReadAhead(Math.max(2, Math.min(Math.floor(((ctx.queue.concurrency + 4) * partSize) / largest), Math.floor(ctx.memory.limit / largest / 2))));
+  const objects = new ObjectStream(stream.writer, options.framing ?? "raw", window, (size) => downloadPartCount(size, partSizeOf(size)));
   return {
     action: "download",
     move: false,
     async transfer(entry) {
       const sink = objects.next({ name: entry.ref.key, shown: s3Url(entry.ref), size: entry.size, mtimeMs: entry.mtimeMs });
-      const result = await downloadObject(ctx, entry.ref, sink, partSize, entry.size, { verifyEtag: options.verifyEtag });
+      const result = await downloadObject(ctx, entry.ref, sink, partSizeOf(entry.size), entry.size, { verifyEtag: options.verifyEtag });
       return result.size;
     },
     removeSource: async () => {

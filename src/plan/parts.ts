@@ -88,6 +88,18 @@ export function streamPartSize(partNumber: number, baseSize: number = DEFAULT_PA
   return Math.min(MAX_PART_SIZE, baseSize * 2 ** doublings);
 }
 
+/**
+ * The part size a download of an object of `objectSize` bytes uses inside a
+ * stream of many objects (`cat s3://bucket/prefix/`): an object of up to two
+ * parts comes in one whole-object GET. Ranged, it would take two GETs and a
+ * HEAD for its stored checksum (S3 returns that only with a whole-object
+ * read). The stream needs no parallelism within such an object: the next
+ * objects download meanwhile. (rclone fetches objects below 250 MiB whole.)
+ */
+export function streamedObjectPartSize(objectSize: number, partSize: number): number {
+  return objectSize <= 2 * partSize ? Math.max(objectSize, 1) : partSize;
+}
+
 /** Part size of a ranged download: the requested size, or 8 MiB. */
 export function downloadPartSize(requested?: number): number {
   if (requested !== undefined && requested < 1 * MiB) throw new PlanError(`--part-size ${formatSize(requested)} is too small for a download (minimum 1 MiB)`);

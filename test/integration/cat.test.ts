@@ -73,6 +73,19 @@ describe("cat: a prefix as one stream (integration, real radosgw)", () => {
     assert.equal(sha256(res.stdout), sha256(expected()));
   });
 
+  it("fetches an object of up to two parts in one GET (no ranges, no HEAD), a larger one in ranged parts", async () => {
+    const whole = randomBytes(2 * MiB);
+    const ranged = randomBytes(2 * MiB + 1);
+    await putTestObject(s3, bucket, "two/a-whole.bin", whole);
+    await putTestObject(s3, bucket, "two/b-ranged.bin", ranged);
+    const res = await s3x(["cat", `s3://${bucket}/two/`, "--part-size", "1MiB", "--json"]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(sha256(res.stdout), sha256(Buffer.concat([whole, ranged])));
+    const summary = JSON.parse(res.stderr.trim().split("\n").pop()!) as { requests: number; retries: number };
+    // The listing; one GET for the first; for the second three ranged GETs and the HEAD that looks for its stored checksum.
+    assert.equal(summary.requests - summary.retries, 1 + 1 + 4, res.stderr);
+  });
+
   it("--tar: GNU tar lists the keys and sizes and extracts the right bytes", async () => {
     const res = await s3x(["cat", `s3://${bucket}/data/`, "--tar", "--part-size", "1MiB"]);
     assert.equal(res.code, 0, res.stderr);

@@ -11,6 +11,7 @@ import {
   partAt,
   planParts,
   streamPartSize,
+  streamedObjectPartSize,
   uploadPartSize,
 } from "../../../src/plan/parts.js";
 
@@ -76,6 +77,16 @@ describe("plan/parts", () => {
         next += part.length;
       }
       assert.equal(next, 100 * MiB + 12345);
+    });
+  });
+
+  describe("streamedObjectPartSize", () => {
+    it("fetches an object of up to two parts whole, a larger one in parts of the given size", () => {
+      assert.equal(streamedObjectPartSize(16 * MiB, 8 * MiB), 16 * MiB);
+      assert.equal(streamedObjectPartSize(9 * MiB, 8 * MiB), 9 * MiB);
+      assert.equal(streamedObjectPartSize(100, 8 * MiB), 100);
+      assert.equal(streamedObjectPartSize(16 * MiB + 1, 8 * MiB), 8 * MiB);
+      assert.equal(streamedObjectPartSize(0, 8 * MiB), 1, "an empty object still has a positive part size");
     });
   });
 
