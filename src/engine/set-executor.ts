@@ -2,7 +2,7 @@ import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { asDirectoryPrefix } from "../plan/keys.js";
 import type { Location } from "../plan/location.js";
-import { downloadPartSize, streamedObjectPartSize } from "../plan/parts.js";
+import { downloadPartSize, streamedObjectPartSize, WHOLE_STREAMED_PARTS } from "../plan/parts.js";
 import type { LocalTarget, PrefixTarget } from "../plan/placement.js";
 import { planSet, type SetAction, type SetDestination, type SetEntry, type SetRules, type SetSource } from "../plan/set-plan.js";
 import type { ChecksumAlgorithm, ObjectAttributes, ObjectRef, StorageSettings } from "../s3/operations.js";
@@ -261,9 +261,10 @@ function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream)
   const partSizeOf = (size: number): number => streamedObjectPartSize(size, partSize);
   // Parts the downloads may run ahead of the reader: as few as keep it fed (ReadAhead), at most
   // the bytes of every connection busy with a part (plus four), and never more than half the
-  // memory budget; counted in parts of the largest size (a whole object of two parts).
-  const largest = partSizeOf(2 * partSize);
-  const window = new ReadAhead(Math.max(2, Math.min(Math.floor(((ctx.queue.concurrency + 4) * partSize) / largest), Math.floor(ctx.memory.limit / largest / 2))));
+  // memory budget; counted in parts of the largest size, a whole object of WHOLE_STREAMED_PARTS parts.
+  const window = new ReadAhead(
+    Math.max(2, Math.min(Math.floor((ctx.queue.concurrency + 4) / WHOLE_STREAMED_PARTS), Math.floor(ctx.memory.limit / (WHOLE_STREAMED_PARTS * partSize) / 2))),
+  );
   const objects = new ObjectStream(stream.writer, options.framing ?? "raw", window, (size) => downloadPartCount(size, partSizeOf(size)));
   return {
     action: "download",

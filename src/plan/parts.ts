@@ -97,8 +97,11 @@ export function streamPartSize(partNumber: number, baseSize: number = DEFAULT_PA
  * objects download meanwhile. (rclone fetches objects below 250 MiB whole.)
  */
 export function streamedObjectPartSize(objectSize: number, partSize: number): number {
-  return objectSize <= 2 * partSize ? Math.max(objectSize, 1) : partSize;
+  return objectSize <= WHOLE_STREAMED_PARTS * partSize ? Math.max(objectSize, 1) : partSize;
 }
+
+/** How many parts' worth an object in a stream may be and still come whole (streamedObjectPartSize). */
+export const WHOLE_STREAMED_PARTS = 2;
 
 /** Part size of a ranged download: the requested size, or 8 MiB. */
 export function downloadPartSize(requested?: number): number {

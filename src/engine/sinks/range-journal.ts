@@ -1,5 +1,6 @@
 import { open, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { open as openCallback, writeSync } from "node:fs";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import type { ObjectIdentity } from "./download-sink.js";
 
@@ -26,9 +27,11 @@ export interface SinkFileSystem {
   writeSync(fd: number, data: Uint8Array, offset: number, length: number, position: number): number;
 }
 
+const openFd = promisify(openCallback);
+
 export const nodeFileSystem: SinkFileSystem = {
   open: (path, flags, mode) => open(path, flags, mode),
-  openFd: (path, flags, mode) => new Promise((resolve, reject) => openCallback(path, flags, mode, (err, fd) => (err ? reject(err) : resolve(fd)))),
+  openFd: (path, flags, mode) => openFd(path, flags, mode),
   rename,
   unlink,
   writeSync,
