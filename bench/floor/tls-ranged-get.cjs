@@ -9,9 +9,12 @@
 //   VIEW=1  read into a new view of an 8 MiB buffer each time (s3x reads into part buffers)
 //   TMO=1   an idle timeout on each socket (Node refreshes its timer on every read)
 //   NOW=1   two clock reads per read (s3x's rate meters)
+//   WORKERS=N  the connections spread over N worker threads (parts from one
+//              shared counter): what a data plane across threads would gain
 "use strict";
 const tls = require("node:tls");
 const fs = require("node:fs");
+const { Worker, isMainThread, parentPort, workerData } = require("node:worker_threads");
 
 const url = new URL(process.argv[2]);
 const total = Number(process.argv[3]);
@@ -19,7 +22,9 @@ const connections = Number(process.argv[4] || 8);
 const PART = 8 << 20;
 const parts = Math.ceil(total / PART);
 const ca = process.env.AWS_CA_BUNDLE ? fs.readFileSync(process.env.AWS_CA_BUNDLE) : undefined;
-let next = 0;
+const workers = Number(process.env.WORKERS || 1);
+// The next part to fetch, shared by every thread.
+const nextPart = isMainThread ? new Int32Array(new SharedArrayBuffer(4)) : workerData.nextPart;
 let received = 0;
 let finished = 0;
 let session;
@@ -76,12 +81,12 @@ function connection() {
     process.exit(1);
   });
   function send() {
-    if (next >= parts) {
+    const i = Atomics.add(nextPart, 0, 1);
+    if (i >= parts) {
       socket.end();
-      if (++finished === connections) report();
+      if (++finished === mine) (isMainThread ? report : () => parentPort.postMessage(received))();
       return;
     }
-    const i = next++;
     const first = i * PART;
     const last = Math.min(total, first + PART) - 1;
     want = last - first + 1;
@@ -96,4 +101,17 @@ function report() {
   if (received !== total) process.exitCode = 1;
 }
 
-for (let i = 0; i < connections; i++) connection();
+// This thread's connections; with WORKERS, the main thread only waits for the workers' byte counts.
+const mine = isMainThread ? (workers > 1 ? 0 : connections) : workerData.connections;
+if (isMainThread && workers > 1) {
+  let reported = 0;
+  for (let w = 0; w < workers; w++) {
+    const share = Math.floor(connections / workers) + (w < connections % workers ? 1 : 0);
+    const worker = new Worker(__filename, { argv: process.argv.slice(2), workerData: { nextPart, connections: share } });
+    worker.on("message", (bytes) => {
+      received += bytes;
+      if (++reported === workers) report();
+    });
+  }
+}
+for (let i = 0; i < mine; i++) connection();
