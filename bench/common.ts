@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureRadosgwInstalled, startRadosgw, type RadosgwOptions, type RadosgwServer } from "../test/support/radosgw.js";
+import { shuffleOrder } from "../src/plan/shuffle.js";
 
 // The SDK's "future releases need Node 22" notice is noise in benchmark output.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -131,4 +132,24 @@ export async function writeRandomFile(path: string, size: number): Promise<strin
     await fh.close();
   }
   return hash.digest("hex");
+}
+
+/**
+ * The order of `items` in round `round` of a benchmark's `label`ed part:
+ * a permutation shuffled by a fixed seed (a rerun repeats it), different
+ * every round.
+ *
+ * Why not a rotation (A B C, B C A, C A B): it changes who starts a round,
+ * but every tool still runs right after the same other tool. On this VM a
+ * run can depend on the one before it: in three harness runs of s3x and
+ * tuned rclone (2026-11-26), s3x's 1 GiB HTTPS downloads took 3.35–3.87 s
+ * when they opened a round and 3.83–5.87 s (median 4.89) when they followed
+ * tuned rclone (where recorded: 1–2 CPU-s more system time and 4–5× the
+ * voluntary context switches), while rclone after s3x showed no such rise.
+ * By hand, the same sequence did not reproduce it; the cause is not known.
+ * A fixed neighbour turns such an effect into a bias against one tool;
+ * shuffled neighbours turn it into noise that every tool shares.
+ */
+export function roundOrder<T extends { id: string }>(items: readonly T[], label: string, round: number): T[] {
+  return shuffleOrder(items, `${label} round ${round}`, (item) => item.id);
 }

@@ -58,8 +58,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { makeCertificate } from "../test/support/certificate.js";
 import type { RadosgwServer } from "../test/support/radosgw.js";
-import { arg, argText, flag, median, REPO_ROOT, runBench, S3X_BIN, serverCpuSeconds, toolEnvironment } from "./common.js";
-import { shuffleOrder } from "../src/plan/shuffle.js";
+import { arg, argText, flag, median, REPO_ROOT, roundOrder, runBench, S3X_BIN, serverCpuSeconds, toolEnvironment } from "./common.js";
 
 // The SDK (used here for set-up and checks) warns on every client that future releases need Node 22.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -1099,7 +1098,7 @@ async function main(server: RadosgwServer, work: string, notInstalled: string[],
       }
     }
     for (let run = 0; run < runs; run++) {
-      for (const v of roundOrder(tools, w.n, run)) {
+      for (const v of roundOrder(tools, `workload ${w.n}`, run)) {
         const cell = row.get(v.id)!;
         if (cell.error) continue;
         await w.before?.(v, run);
@@ -1311,25 +1310,6 @@ runBench((server, dir) => main(server, dir, notInstalled, crtPort, certificate &
   memstoreBytes: Math.max(10 * GiB, bigSize * 10),
   log: (l) => log(`[radosgw] ${l}`),
 });
-
-/**
- * The order of the tools in round `run` of workload `n`: a permutation
- * shuffled by a fixed seed (a rerun repeats it), different every round.
- *
- * Why not a rotation (A B C, B C A, C A B): it changes who starts a round,
- * but every tool still runs right after the same other tool. On this VM
- * a run can depend on the one before it: in three harness runs of s3x and
- * tuned rclone (2026-11-26), s3x's 1 GiB HTTPS downloads took 3.35–3.87 s
- * when they opened a round and 3.83–5.87 s (median 4.89) when they followed
- * tuned rclone (where recorded: 1–2 CPU-s more system time and 4–5× the
- * voluntary context switches), while rclone after s3x showed no such rise.
- * By hand, the same sequence did not reproduce it; the cause is not known. A fixed neighbour turns
- * such an effect into a bias against one tool; shuffled neighbours turn it
- * into noise that every tool shares.
- */
-function roundOrder(tools: readonly Variant[], n: number, run: number): Variant[] {
-  return shuffleOrder(tools, `workload ${n} round ${run}`, (v) => v.id);
-}
 
 /**
  * Write and delete a scratch file as large as the big object, right before a

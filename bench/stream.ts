@@ -11,7 +11,7 @@
  * against the objects' concatenation in key order; a wrong hash fails the cell):
  *  A. 64 × 16 MiB shards under one prefix
  *  B. 8 × 256 MiB shards under one prefix
- * Tools, interleaved and rotated every round:
+ * Tools, interleaved in a new shuffled order every round:
  *  - s3x cat PREFIX/                (one process, objects fetched ahead within --max-memory)
  *  - s3x cat PREFIX/ --tar | tar -t (the same as a tar stream, listed by GNU tar)
  *  - aws s3 cp URL - in a loop      (the seeds' way: one aws-cli process per shard)
@@ -35,7 +35,7 @@ import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { makeCertificate } from "../test/support/certificate.js";
 import { slowReaderScript } from "../test/support/slow-reader.js";
 import type { RadosgwServer } from "../test/support/radosgw.js";
-import { arg, createBucket, flag, median, REPO_ROOT, runBench, S3X_BIN, toolEnvironment } from "./common.js";
+import { arg, createBucket, flag, median, REPO_ROOT, roundOrder, runBench, S3X_BIN, toolEnvironment } from "./common.js";
 
 const MiB = 1024 * 1024;
 const BUCKET = "stream";
@@ -163,9 +163,8 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
       const list = tools(t, w, want.keys);
       const samples = new Map<string, Sample[]>(list.map((tool) => [tool.id, []]));
       for (let round = 0; round < rounds; round++) {
-        // Rotate the order every round: no tool always runs right after the same one.
-        for (let i = 0; i < list.length; i++) {
-          const tool = list[(i + round) % list.length]!;
+        // A new order every round: no tool always runs right after the same one (common.ts, roundOrder).
+        for (const tool of roundOrder(list, `${t.name} ${w.id}`, round)) {
           loads.push(loadavg()[0]!);
           const sample = timed(tool.command, t.env, timeFile);
           sample.error ??= verify(tool.check, sample.out, want.sha, w.count);
