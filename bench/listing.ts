@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startThrottleProxy } from "../test/support/throttle-proxy.js";
-import { arg, argText, createBucket, median, runBench, S3X_BIN, toolEnvironment } from "./common.js";
+import { arg, argText, createBucket, median, roundOrder, runBench, S3X_BIN, toolEnvironment } from "./common.js";
 
 const BUCKET = "listing";
 const PREFIX = "keys/";
@@ -107,9 +107,8 @@ runBench(async (server, dir) => {
       proxy.setDelay(rtt / 2);
       const results = tools.map((): Run[] => []);
       for (let r = 0; r < runs; r++) {
-        // Interleaved, the order rotating each round, so every tool sees the same machine.
-        for (let k = 0; k < tools.length; k++) {
-          const i = (k + r) % tools.length;
+        // Interleaved, in a new order each round, so every tool sees the same machine and no tool always follows the same one (common.ts, roundOrder).
+        for (const { i } of roundOrder(tools.map((tool, i) => ({ id: tool.name, i })), `rtt ${rtt}`, r)) {
           const tool = tools[i]!;
           await tool.configure?.(proxy.endpoint);
           const out = await run(tool.command(proxy.endpoint), env);
