@@ -191,7 +191,7 @@ async function* deletions<Ref, Target>(
   const unreadPrefixes = unread.map((problem) => `${problem.relativePath}/`);
   const underUnread = (path: string) => unread.some((problem) => path === problem.relativePath) || unreadPrefixes.some((prefix) => path.startsWith(prefix));
   for await (const held of destination.entries()) {
-    if (seen.has(held.relativePath) || !isIncluded(rules.filters, held.relativePath) || underUnread(held.relativePath)) continue;
+    if (seen.has(held.relativePath) || !isIncluded(rules.filters, held.relativePath, "destination") || underUnread(held.relativePath)) continue;
     yield { kind: "delete", target: held.target, shown: held.shown, dryrun: rules.dryrun };
   }
 }

@@ -1,4 +1,6 @@
+import { resolve } from "node:path";
 import { compileFilters, filtersFromArgv } from "../../plan/filters.js";
+import { asDirectoryPrefix } from "../../plan/keys.js";
 import { formatLocation, UsageError, type Location } from "../../plan/location.js";
 import { formatSize, parseSize, uploadPartSize } from "../../plan/parts.js";
 import type { SetRules } from "../../plan/set-plan.js";
@@ -71,7 +73,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
   const sync = mode === "sync";
   const fromS3 = source.kind === "s3" || source.kind === "named";
   const copying = fromS3 && dest.kind === "s3";
-  const filters = compileFilters(filtersFromArgv(argv));
+  const filters = compileFilters(filtersFromArgv(argv), { source: filterRoot(source), destination: filterRoot(dest) });
   const rules: SetRules = {
     filters,
     // cp --resume skips what an earlier run finished, by sync's rules (S3→S3 copies excepted); the unfinished object resumes.
@@ -106,6 +108,16 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
     await session.stdout.settled();
   } else if (mode !== "cat") session.printer.note(summaryText(mode, summary, reporter, seconds));
   return summary.failed > 0 ? 1 : 0;
+}
+
+/**
+ * Where aws-cli roots --include/--exclude patterns for one end (plan/filters):
+ * a directory's absolute path, "bucket/prefix/" for S3; none for a manifest or a stream.
+ */
+function filterRoot(end: SetSourceSpec): string | undefined {
+  if (end.kind === "local") return resolve(end.path);
+  if (end.kind === "s3") return `${end.bucket}/${asDirectoryPrefix(end.key)}`;
+  return undefined;
 }
 
 /**
