@@ -14,6 +14,12 @@ export const ExitCode = {
   failed: 1,
   /** The command line was wrong: unknown option, malformed URL, impossible part size. */
   usage: 2,
+  /**
+   * Done, but some source files were skipped with a warning (a named pipe, a
+   * dangling symlink). aws-cli says this with 2, which s3x has always used
+   * for usage errors (aws-cli: 252); scripts need the two apart.
+   */
+  skipped: 3,
   /** Interrupted by SIGINT (Ctrl-C); in-flight uploads were aborted and temp files removed. */
   interrupted: 130,
   /** The reader of stdout went away (e.g. `| head`), as for any Unix tool killed by SIGPIPE. */

@@ -47,10 +47,15 @@ export class ResultPrinter {
   ) {}
 
   result(r: ObjectResult): void {
-    if (r.status === "skipped") return;
+    if (r.status === "skipped" && r.warning === undefined) return;
     if (this.mode === "json") {
       const error = r.error === undefined ? undefined : reportError(r.error).message;
-      this.json({ action: r.action, source: r.source, destination: r.destination || undefined, size: r.size, status: r.status, error });
+      this.json({ action: r.action, source: r.source, destination: r.destination || undefined, size: r.size, status: r.status, error, warning: r.warning });
+      return;
+    }
+    if (r.status === "skipped") {
+      // aws-cli's words, on stderr; --only-show-errors shows warnings too, --quiet nothing.
+      if (this.mode !== "quiet") this.stderr(`warning: Skipping file ${shownPath(r.source)}. ${r.warning}`);
       return;
     }
     if (r.status === "failed") {

@@ -11,6 +11,8 @@ export interface ObjectResult {
   size: number;
   status: ObjectStatus;
   error?: unknown;
+  /** Why a source file was skipped (not a file s3x can send: a named pipe, a dangling symlink), in aws-cli's words. */
+  warning?: string;
 }
 
 export interface BatchSummary {
@@ -18,6 +20,8 @@ export interface BatchSummary {
   deleted: number;
   skipped: number;
   failed: number;
+  /** Of the skipped: source files left out with a warning (they set the exit status to 3). */
+  warned: number;
   bytes: number;
 }
 
@@ -31,7 +35,7 @@ export class ObjectBatch {
   private inFlight = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private readonly running = new Set<Promise<void>>();
-  readonly summary: BatchSummary = { transferred: 0, deleted: 0, skipped: 0, failed: 0, bytes: 0 };
+  readonly summary: BatchSummary = { transferred: 0, deleted: 0, skipped: 0, failed: 0, warned: 0, bytes: 0 };
 
   constructor(
     private readonly ctx: TransferContext,
@@ -41,7 +45,10 @@ export class ObjectBatch {
 
   /** Records an object that needs no transfer (sync found it up to date, or a dry run). */
   record(result: ObjectResult): void {
-    if (result.status === "skipped" || result.status === "dryrun") this.summary.skipped++;
+    if (result.status === "skipped" || result.status === "dryrun") {
+      this.summary.skipped++;
+      if (result.warning !== undefined) this.summary.warned++;
+    }
     else if (result.status === "failed") this.summary.failed++;
     else if (result.action === "delete") this.summary.deleted++;
     else {

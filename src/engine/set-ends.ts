@@ -49,7 +49,7 @@ export class LocalTreeSource implements SetSource<string> {
     const problems: SourceProblem[] = [];
     const walk = walkFiles(this.name, {
       followSymlinks: this.followSymlinks,
-      onProblem: (p) => problems.push({ shown: join(this.name, p.relativePath), message: p.message, relativePath: p.relativePath }),
+      onProblem: (p) => problems.push({ shown: join(this.name, p.relativePath), message: p.message, relativePath: p.relativePath, skipped: p.skipped }),
       mayBlock: nothingInFlight(this.ctx),
     });
     for await (const file of walk) {

@@ -147,6 +147,9 @@ async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target
       case "refuse":
         batch.record({ action: ops.action, source: action.source, destination: action.destination, size: action.size, status: "failed", error: action.error });
         break;
+      case "warn":
+        batch.record({ action: ops.action, source: action.source, destination: "", size: 0, status: "skipped", warning: action.warning });
+        break;
       case "skip":
         await ops.skipped?.(action.target);
         batch.record({ action: ops.action, source: action.source, destination: action.destination, size: action.entry.size, status: "skipped" });

@@ -1,10 +1,11 @@
 import { createBucket, deleteBucket } from "../s3/buckets.js";
 import { listBuckets } from "../s3/list.js";
 import { deleteObject } from "../s3/delete.js";
-import type { ObjectRef } from "../s3/operations.js";
+import { describeFailure } from "../s3/errors.js";
+import { headObject, type ObjectRef } from "../s3/operations.js";
 import { presignGet } from "../s3/presign.js";
 import type { TransferContext } from "./context.js";
-import { withRetries } from "./retry.js";
+import { RequestError, withRetries } from "./retry.js";
 
 export { MAX_PRESIGN_SECONDS } from "../s3/presign.js";
 
@@ -29,6 +30,18 @@ export function bucketList(ctx: TransferContext): Promise<{ name: string; create
 /** Deletes one object; `shown` names it in a failure's message as the user wrote it. */
 export function removeObject(ctx: TransferContext, ref: ObjectRef, shown: string): Promise<void> {
   return withRetries(`DeleteObject ${shown}`, ctx.retry, () => deleteObject(ctx.client, ref.bucket, ref.key, ctx.signal), { signal: ctx.signal });
+}
+
+/** Whether a key holds an object (a HEAD; a 404 says no). */
+export async function objectExists(ctx: TransferContext, ref: ObjectRef, shown: string): Promise<boolean> {
+  try {
+    await withRetries(`HEAD ${shown}`, ctx.retry, () => headObject(ctx.client, ref, { signal: ctx.signal }), { signal: ctx.signal });
+    return true;
+  } catch (err) {
+    const failure = err instanceof RequestError ? err.failure : describeFailure(err);
+    if (failure.status === 404) return false;
+    throw err;
+  }
 }
 
 /** A presigned GET URL for an object, valid `seconds`; nothing is sent (s3/presign.ts). */

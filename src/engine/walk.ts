@@ -14,7 +14,17 @@ export interface LocalEntry {
 export interface WalkProblem {
   relativePath: string;
   message: string;
+  /**
+   * Not a file s3x can upload, skipped with a warning as aws-cli skips it (a
+   * named pipe, socket or device; a dangling symlink): the run goes on and
+   * its exit status says files were skipped, where other problems are failures.
+   */
+  skipped?: boolean;
 }
+
+/** aws-cli's words for what it skips (awscli/customizations/s3/filegenerator.py). */
+export const SPECIAL_FILE = "File is character special device, block special device, FIFO, or socket.";
+export const MISSING_FILE = "File does not exist.";
 
 export interface WalkOptions {
   followSymlinks: boolean;
@@ -119,10 +129,16 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
     const childAbsolute = join(absolute, dirent.name);
     const childRelative = relative ? `${relative}/${dirent.name}` : dirent.name;
     if (error) {
-      options.onProblem({ relativePath: childRelative, message: `cannot read: ${error.code ?? error.message}` });
+      // A dangling symlink, or a file removed since the directory was read.
+      if (error.code === "ENOENT") options.onProblem({ relativePath: childRelative, message: MISSING_FILE, skipped: true });
+      else options.onProblem({ relativePath: childRelative, message: `cannot read: ${error.code ?? error.message}` });
       return;
     }
-    if (!info) return; // sockets, FIFOs, devices, unfollowed links: not files to upload
+    if (!info) {
+      // Links are left out silently when not followed (as aws-cli); pipes, sockets and devices with a warning.
+      if (!dirent.isSymbolicLink()) options.onProblem({ relativePath: childRelative, message: SPECIAL_FILE, skipped: true });
+      return;
+    }
     if (info.isDirectory()) {
       const id = `${info.dev}:${info.ino}`;
       if (ancestors.has(id)) {
@@ -135,7 +151,7 @@ async function* walkDirectory(absolute: string, relative: string, ancestors: Set
     } else if (info.isFile()) {
       if (isWorkingFile(dirent.name)) return; // another run's temporary file, journal or lock
       yield { relativePath: childRelative, absolutePath: childAbsolute, size: info.size, mtimeMs: info.mtimeMs };
-    }
+    } else options.onProblem({ relativePath: childRelative, message: SPECIAL_FILE, skipped: true }); // a link to a pipe, socket or device
   };
   let batch: Dirent[] = [];
   for await (const dirent of dir) {

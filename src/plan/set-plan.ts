@@ -38,6 +38,12 @@ export interface SourceProblem {
    * whether the source still has it. Absent: the whole source is in doubt.
    */
   relativePath?: string;
+  /**
+   * Not a problem but a file left out with a warning (a named pipe, a dangling
+   * symlink: engine/walk): the filters decide whether it is mentioned, and
+   * --delete treats it as absent, as aws-cli does.
+   */
+  skipped?: boolean;
 }
 
 export type SourceItem<Ref> = { entry: SetEntry<Ref> } | { problem: SourceProblem };
@@ -104,6 +110,8 @@ export type SetAction<Ref, Target> =
   | { kind: "skip"; entry: SetEntry<Ref>; target: Target; source: string; destination: string }
   /** Nothing done: an entry refused (a key that would write outside the destination) or a part of the source unread. */
   | { kind: "refuse"; source: string; destination: string; size: number; error: Error }
+  /** Nothing done: a source path that is not a file to transfer, left out with a warning. */
+  | { kind: "warn"; source: string; warning: string }
   /** Remove the target (or, in a dry run, only say so). */
   | { kind: "delete"; target: Target; shown: string; dryrun: boolean };
 
@@ -131,14 +139,14 @@ export async function* planSet<Ref, Target>(source: SetSource<Ref>, destination:
     const [, items] = await Promise.all([destination.prepare(), collect(source.items())]);
     for (const item of items) {
       if (!("problem" in item)) continue;
-      unread.push(item.problem);
-      yield problemAction(item.problem);
+      const action = noteProblem<Ref, Target>(item.problem, rules, unread);
+      if (action) yield action;
     }
     entries = items.flatMap((item) => ("entry" in item ? [item.entry] : []));
   } else {
     entries = streamEntries(source.items(), (problem) => {
-      unread.push(problem);
-      problems.push(problemAction(problem));
+      const action = noteProblem<Ref, Target>(problem, rules, unread);
+      if (action) problems.push(action);
     });
   }
   const seen = new Set<string>();
@@ -196,7 +204,18 @@ async function* deletions<Ref, Target>(
   }
 }
 
-function problemAction<Ref, Target>(problem: SourceProblem): SetAction<Ref, Target> {
+/**
+ * A source problem's action: a skipped file warns (unless the filters leave
+ * it out anyway: whoever excludes "*.sock" wants no warning about sockets;
+ * aws-cli warns before it filters), anything else is a failure and marks
+ * the unread part, which --delete leaves alone.
+ */
+function noteProblem<Ref, Target>(problem: SourceProblem, rules: SetRules, unread: SourceProblem[]): SetAction<Ref, Target> | undefined {
+  if (problem.skipped) {
+    if (problem.relativePath !== undefined && !isIncluded(rules.filters, problem.relativePath)) return undefined;
+    return { kind: "warn", source: problem.shown, warning: problem.message };
+  }
+  unread.push(problem);
   return { kind: "refuse", source: problem.shown, destination: "", size: 0, error: new Error(problem.message) };
 }
 

@@ -17,6 +17,7 @@ import { cpRecursive } from "./scenarios/cp-recursive.js";
 import { syncScenarios } from "./scenarios/sync.js";
 import { rmMvScenarios } from "./scenarios/rm-mv.js";
 import { lsBucketScenarios } from "./scenarios/ls-buckets.js";
+import { skipsAndFiltersScenarios } from "./scenarios/skips-and-filters.js";
 
 const groups: Record<string, Scenario[]> = {
   cp: cpSingle,
@@ -24,6 +25,7 @@ const groups: Record<string, Scenario[]> = {
   sync: syncScenarios,
   "rm, mv": rmMvScenarios,
   "ls, mb, rb": lsBucketScenarios,
+  "skipped files, absolute filters, folder markers": skipsAndFiltersScenarios,
 };
 
 /** Scenarios in flight at once: each runs aws-cli and s3x side by side. */

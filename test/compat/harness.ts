@@ -6,7 +6,8 @@
  * files. An empty list means s3x behaved as aws-cli.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { CreateBucketCommand, PutObjectCommand } from "@aws-sdk/client-s3";
@@ -107,6 +108,16 @@ async function writeLocal(dir: string, path: string, file: LocalFile): Promise<v
     return;
   }
   await mkdir(dirname(target), { recursive: true });
+  if (typeof file === "object" && "fifo" in file) {
+    // Node cannot make a named pipe; mkfifo(1) is in coreutils.
+    const made = spawnSync("mkfifo", [target], { encoding: "utf8" });
+    if (made.status !== 0) throw new Error(`mkfifo ${target}: ${made.stderr}`);
+    return;
+  }
+  if (typeof file === "object" && "symlinkTo" in file) {
+    await symlink(file.symlinkTo, target);
+    return;
+  }
   const spec = typeof file === "string" || Buffer.isBuffer(file) ? { body: file, mtime: undefined } : file;
   await writeFile(target, spec.body);
   if (spec.mtime) await utimes(target, spec.mtime, spec.mtime);

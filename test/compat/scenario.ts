@@ -1,7 +1,12 @@
 /** What one compatibility scenario is made of (see harness.ts for how it runs). */
 
-/** A local file: its text or bytes, and optionally its mtime. */
-export type LocalFile = string | Buffer | { body: string | Buffer; mtime: Date };
+/**
+ * A local file: its text or bytes, and optionally its mtime; or what is not
+ * a regular file, which a recursive upload skips with a warning: a named pipe
+ * (`{ fifo: true }`) or a symbolic link (`{ symlinkTo }`, dangling when its
+ * target does not exist).
+ */
+export type LocalFile = string | Buffer | { body: string | Buffer; mtime: Date } | { fifo: true } | { symlinkTo: string };
 
 /** An object stored before the commands run. */
 export type RemoteObject = string | Buffer | { body: string | Buffer; contentType?: string; metadata?: Record<string, string> };

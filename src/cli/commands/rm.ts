@@ -4,7 +4,7 @@ import { asDirectoryPrefix } from "../../plan/keys.js";
 import { parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { deleteUnder } from "../../engine/delete.js";
 import { abortUploadsUnder } from "../../engine/uploads.js";
-import { removeObject } from "../../engine/single-requests.js";
+import { objectExists, removeObject } from "../../engine/single-requests.js";
 import { deleteSet } from "../../engine/set-deletion.js";
 import { manifestSource, setOrderOf, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
@@ -57,7 +57,10 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
     if (args.uploads) return await abortUploads(session, loc.bucket, loc.key, args, deletions);
     if (args["older-than"] !== undefined) throw new UsageError("--older-than goes with --uploads");
     if (!args.recursive) {
-      if (loc.key === "" || loc.key.endsWith("/")) throw new UsageError(`${path} names a prefix; use --recursive to delete everything under it`);
+      // A key ending in "/" is deleted when it holds an object (a folder marker), as aws-cli does; where it holds
+      // none, s3x refuses (aws-cli deletes nothing and says "delete:"): whoever typed it most likely meant --recursive.
+      const marker = loc.key !== "" && loc.key.endsWith("/") && (await objectExists(ctx, { bucket: loc.bucket, key: loc.key }, path));
+      if (loc.key === "" || (loc.key.endsWith("/") && !marker)) throw new UsageError(`${path} names a prefix; use --recursive to delete everything under it`);
       if (args.dryrun) report({ action: "delete", source: path, destination: "", size: 0, status: "dryrun" });
       else {
         await removeObject(ctx, { bucket: loc.bucket, key: loc.key }, path);

@@ -8,7 +8,7 @@ import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/
 import { openSet, StreamStoppedError, type SetOptions, type SetSourceSpec } from "../../engine/set-executor.js";
 import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
 import { replacesMetadata, requestSettings, storageSettings } from "../object-options.js";
-import { endsTheRun, isBrokenPipe } from "../errors.js";
+import { endsTheRun, ExitCode, isBrokenPipe } from "../errors.js";
 import { Session } from "../session.js";
 import { peakRss } from "../peak-rss.js";
 import { checkThreshold, type SetArgs } from "./transfer-options.js";
@@ -101,13 +101,14 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
     const { requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums } = ctx.stats;
     const skipped = summary.skipped - reporter.dryrunTransfers - reporter.dryrunDeletions;
     session.printer.json({
-      command: mode, status: summary.failed > 0 ? "failed" : "ok", ...summary, skipped, dryrunTransfers: reporter.dryrunTransfers, dryrunDeletions: reporter.dryrunDeletions,
+      command: mode, status: summary.failed > 0 ? "failed" : summary.warned > 0 ? "skipped" : "ok", ...summary, skipped, dryrunTransfers: reporter.dryrunTransfers, dryrunDeletions: reporter.dryrunDeletions,
       seconds, requests, retries, bytesSent, bytesReceived, reusedParts, reusedBytes, verifiedObjects, unconfirmedChecksums,
       peakBufferBytes: ctx.memory.peakUsed, peakRssBytes: peakRss(),
     });
     await session.stdout.settled();
   } else if (mode !== "cat") session.printer.note(summaryText(mode, summary, reporter, seconds));
-  return summary.failed > 0 ? 1 : 0;
+  if (summary.failed > 0) return ExitCode.failed;
+  return summary.warned > 0 ? ExitCode.skipped : ExitCode.ok;
 }
 
 /**
@@ -170,7 +171,8 @@ function summaryText(mode: SetMode, summary: BatchSummary, reporter: Reporter, s
     reporter.dryrunTransfers + reporter.dryrunDeletions > 0
       ? `${reporter.dryrunTransfers} to transfer, ${reporter.dryrunDeletions} to delete (dry run: nothing done)`
       : `${summary.transferred} transferred (${formatSize(summary.bytes)}), ${summary.deleted} deleted`;
-  return `${mode}: ${counts}, ${skipped} skipped, ${summary.failed} failed in ${seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s, ${(summary.transferred / Math.max(seconds, 0.001)).toFixed(0)} objects/s)`;
+  const warned = summary.warned > 0 ? ` (${summary.warned} with a warning)` : "";
+  return `${mode}: ${counts}, ${skipped} skipped${warned}, ${summary.failed} failed in ${seconds.toFixed(2)} s (${rate.toFixed(1)} MB/s, ${(summary.transferred / Math.max(seconds, 0.001)).toFixed(0)} objects/s)`;
 }
 
 /**

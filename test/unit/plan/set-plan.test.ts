@@ -23,7 +23,7 @@ class MemorySource implements SetSource<string> {
   reads = 0;
   constructor(
     readonly side: "local" | "s3",
-    private readonly items_: (Held | { problem: string })[],
+    private readonly items_: (Held | { problem: string } | { skipped: string })[],
     private readonly readToEnd = true,
     readonly name = side === "s3" ? "s3://src/p/" : "./src",
   ) {}
@@ -32,6 +32,7 @@ class MemorySource implements SetSource<string> {
     this.reads++;
     for (const item of this.items_) {
       if ("problem" in item) yield { problem: { shown: join(this.name, item.problem), message: `cannot read: EACCES`, relativePath: item.problem } };
+      else if ("skipped" in item) yield { problem: { shown: join(this.name, item.skipped), message: "File does not exist.", relativePath: item.skipped, skipped: true } };
       else yield { entry: { relativePath: item.path, size: item.size, mtimeMs: item.mtimeMs ?? T, ref: item.path } };
     }
     if (this.readToEnd) this.whole = true;
@@ -119,6 +120,8 @@ function summary<Target>(actions: SetAction<string, Target>[]): string[] {
         return `skip ${a.source}`;
       case "refuse":
         return `refuse ${a.source}: ${a.error.message}`;
+      case "warn":
+        return `warn ${a.source}: ${a.warning}`;
       case "delete":
         return `${a.dryrun ? "(dryrun) " : ""}delete ${a.shown}`;
     }
@@ -229,6 +232,13 @@ describe("plan/set-plan: one planner for every direction", () => {
       const source = new MemorySource("local", [{ path: "kept", size: 1 }, { problem: "locked" }]);
       const actions = await plan(source, dest, rules({ compare: true, delete: true }));
       assert.deepEqual(summary(actions).filter((line) => line.startsWith("delete")), ["delete s3://dst/q/lockedness"]);
+    });
+
+    it("a file skipped with a warning counts as absent (deleted, as aws-cli does), and the filters silence its warning", async () => {
+      const dest = new MemoryPrefix([{ path: "broken", size: 1 }, { path: "pipe.sock", size: 1 }]);
+      const source = new MemorySource("local", [{ skipped: "broken" }, { skipped: "pipe.sock" }]);
+      const actions = await plan(source, dest, rules({ compare: true, delete: true, filters: [{ kind: "exclude", pattern: "*.sock" }] }));
+      assert.deepEqual(summary(actions), [`warn ${join("./src", "broken")}: File does not exist.`, "delete s3://dst/q/broken"]);
     });
 
     it("deletes nothing when the source's root itself could not be read", async () => {
