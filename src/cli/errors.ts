@@ -69,6 +69,8 @@ function describeError(err: unknown): ReportedError {
   // Refusals that explain themselves (engine/locks/exclusive-lock, integrity/checksum-support, multipart-commit).
   if (err instanceof DestinationBusyError || err instanceof ChecksumIgnoredError || err instanceof LostCompletionError) return { message: err.message, exitCode: ExitCode.failed };
   const errno = err as NodeJS.ErrnoException;
+  // A download meeting a directory where its file goes (engine/sinks/file-sink): the message says it all.
+  if (errno?.code === "S3X_PATH_CLASH") return { message: errno.message, exitCode: ExitCode.failed };
   if (errno && typeof errno.code === "string" && errno.syscall && LOCAL_ERRORS[errno.code]) {
     const path = errno.path ? `${errno.path}: ` : "";
     return { message: `${path}${LOCAL_ERRORS[errno.code]}`, exitCode: ExitCode.failed };

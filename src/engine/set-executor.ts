@@ -219,7 +219,9 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
         madeDirectories.add(parent);
       }
       const sink = new FileSink(target.path, leftovers, writes);
-      const result = await downloadObject(ctx, entry.ref, sink, downloadPartSize(options.partSize), entry.size, { resume: options.resume, verifyEtag: options.verifyEtag });
+      const result = await downloadObject(ctx, entry.ref, sink, downloadPartSize(options.partSize), entry.size, { resume: options.resume, verifyEtag: options.verifyEtag }).catch((err: unknown) => {
+        throw keyPrefixClash(err, target.path, madeDirectories) ?? err;
+      });
       return result.size;
     },
     removeSource: (entry) => deleteOne(ctx, entry.ref.bucket, entry.ref.key),
@@ -232,6 +234,18 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
         },
     deleter: localDeleter,
   };
+}
+
+/**
+ * A local directory in a download's way that this run made for the keys
+ * under a prefix of the same name ("a" and "a/x" both listed): said so, as
+ * the user's own directory would not be.
+ */
+function keyPrefixClash(err: unknown, path: string, madeDirectories: ReadonlySet<string>): Error | undefined {
+  if ((err as NodeJS.ErrnoException).code !== "S3X_PATH_CLASH") return undefined;
+  const under = `${path}/`;
+  if (![...madeDirectories].some((made) => made === path || made.startsWith(under))) return undefined;
+  return Object.assign(new Error(`${(err as Error).message} (the key clashes with a prefix: this download made the directory for the keys under it)`), { code: "S3X_PATH_CLASH" });
 }
 
 /** Where a stream destination writes: stdout (-), or a named pipe or device given as the destination path. */

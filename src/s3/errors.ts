@@ -110,12 +110,23 @@ function cleanMessage(message: string | undefined): string | undefined {
 
 /** An S3 error document (or none) as an SDK-shaped error (see errorOf). */
 export function errorFromText(statusCode: number, headers: Record<string, string>, text: string): Error {
-  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-  const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
+  const code = xmlText(/<Code>([^<]*)<\/Code>/.exec(text)?.[1]);
+  const message = xmlText(/<Message>([^<]*)<\/Message>/.exec(text)?.[1]);
   return Object.assign(new Error(message || code || `HTTP ${statusCode}`), {
     name: code || "Unknown",
     Code: code,
     $fault: statusCode >= 500 ? "server" : "client",
     $metadata: { httpStatusCode: statusCode, requestId: headers["x-amz-request-id"] },
+  });
+}
+
+const XML_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
+
+/** An element's text with XML's five entities and numeric character references decoded ("don&apos;t" → "don't"). */
+export function xmlText(raw: string | undefined): string | undefined {
+  return raw?.replace(/&(?:#x([0-9a-fA-F]+)|#([0-9]+)|(lt|gt|amp|quot|apos));/g, (whole, hex: string | undefined, decimal: string | undefined, name: string | undefined) => {
+    if (name) return XML_ENTITIES[name];
+    const point = hex !== undefined ? parseInt(hex, 16) : Number(decimal);
+    return point <= 0x10ffff ? String.fromCodePoint(point) : whole;
   });
 }

@@ -5,16 +5,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { runS3x, type RunResult } from "../support/cli.js";
-import { freshBucket, testS3, type TestS3 } from "../support/s3-server.js";
+import { freshBucket, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 
 /**
  * What a recursive upload cannot send: a named pipe (it would block the
  * walk, or stream forever) and a dangling symlink are skipped with aws-cli's
  * warning, counted in the summary, and the run exits 3 ("done, some files
  * skipped") instead of 0 (the pipe used to go unmentioned) or 1 (the link
- * used to be an upload failure).
+ * used to be an upload failure). Also the message for a download that meets
+ * a local directory where the file should go.
  */
-describe("skipped files (integration, real radosgw)", () => {
+describe("skipped files and path clashes (integration, real radosgw)", () => {
   let s3: TestS3;
   let bucket: string;
   let dir: string;
@@ -70,5 +71,15 @@ describe("skipped files (integration, real radosgw)", () => {
     const res = await s3x(["cp", "-r", join(dir, "d"), `s3://${bucket}/excluded/`, "--exclude", "pipe", "--exclude", "sub/broken"]);
     assert.equal(res.code, 0, res.stderr);
     assert.doesNotMatch(res.stderr, /warning/);
+  });
+
+  it("a download onto a local directory of the object's name says so, without an internal code", async () => {
+    await putTestObject(s3, bucket, "clash/a.txt", Buffer.from("a\n"));
+    const out = join(dir, "out");
+    await mkdir(join(out, "a.txt"), { recursive: true });
+    const res = await s3x(["cp", "-r", `s3://${bucket}/clash/`, out]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /a\.txt: a local directory of that name is in the way/);
+    assert.doesNotMatch(res.stderr, /S3X_PATH_CLASH|clashes with a prefix/);
   });
 });

@@ -374,11 +374,11 @@ export class FileSink implements DownloadSink {
     return false;
   }
 
-  /** A rename failing because a directory holds the final name: a key that clashes with a prefix. */
+  /** A rename failing because a directory holds the final name (the user's, or made for keys under it: set-executor tells). */
   private clash(err: unknown): unknown {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
-      return Object.assign(new Error(`${this.finalPath}: a directory of the same name is in the way (the key clashes with a prefix)`), { code: "S3X_PATH_CLASH" });
+      return Object.assign(new Error(`${this.finalPath}: a local directory of that name is in the way`), { code: "S3X_PATH_CLASH", path: this.finalPath });
     }
     return err;
   }

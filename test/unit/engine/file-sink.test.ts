@@ -265,7 +265,7 @@ describe("engine/sinks/file-sink", () => {
       const clash = new FileSink(join(dir, "taken"), undefined, { smallFiles: new BlockingWrites() });
       await clash.open(2, { etag: "y", size: 2 }, false);
       await clash.write(0, 0, Buffer.from("hi"));
-      await assert.rejects(clash.commit({}), (err: NodeJS.ErrnoException) => err.code === "S3X_PATH_CLASH" && /a directory of the same name is in the way/.test(err.message));
+      await assert.rejects(clash.commit({}), (err: NodeJS.ErrnoException) => err.code === "S3X_PATH_CLASH" && /a local directory of that name is in the way/.test(err.message));
       await clash.discard();
       assert.deepEqual(await readdir(dir), ["taken"]);
     });
