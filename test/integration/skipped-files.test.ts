@@ -82,4 +82,15 @@ describe("skipped files and path clashes (integration, real radosgw)", () => {
     assert.match(res.stderr, /a\.txt: a local directory of that name is in the way/);
     assert.doesNotMatch(res.stderr, /S3X_PATH_CLASH|clashes with a prefix/);
   });
+
+  it("keys \"a\" and \"a/x\" in one download: the clash is named as one between a key and a prefix", async () => {
+    await putTestObject(s3, bucket, "pair/a", Buffer.from("a\n"));
+    await putTestObject(s3, bucket, "pair/a/x", Buffer.from("x\n"));
+    const res = await s3x(["cp", "-r", `s3://${bucket}/pair/`, join(dir, "pair")]);
+    assert.equal(res.code, 1);
+    const failures = res.stderr.split("\n").filter((line) => line.includes("download failed"));
+    assert.equal(failures.length, 1, res.stderr);
+    // Whichever lands first (the directory for a/x, almost always), the other names the clash between the two keys.
+    assert.match(failures[0], /a local directory of that name is in the way \(the key clashes with a prefix: this download made the directory for the keys under it\)$|a file of the same name is in the way \(the key clashes with another key\)$/);
+  });
 });
