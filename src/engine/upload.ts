@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import { open, type FileHandle } from "node:fs/promises";
 import { resolve } from "node:path";
 import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
-import { putObject, type ChecksumValue, type ObjectRef } from "../s3/operations.js";
+import { putObject, type ChecksumValue, type CompletedPart, type ObjectRef } from "../s3/operations.js";
 import { acquirePartBuffer, queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf } from "./integrity/checksums.js";
 import { withChecksumFallback } from "./integrity/checksum-support.js";
@@ -47,7 +48,13 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
     // One s3x at a time continues (or starts) a resumable upload of this key.
     const lock = options.resumable ? await lockDestination(options.resumable.endpoint, dest) : undefined;
     try {
-      const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan) : undefined;
+      const fileParts = (partSize: number) => partEtagsOf(handle, path, size, partSize);
+      const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan, fileParts) : undefined;
+      if (resumable === "completed") {
+        ctx.stats.reusedBytes += size;
+        ctx.progress.addDone(size);
+        return { size, parts: plan.count };
+      }
       if (resumable?.point) plan = planParts(size, resumable.point.partSize);
       await multipartUpload(ctx, dest, options, async (upload) => {
         for (let i = 0; i < plan.count && !upload.failed; i++) {
@@ -149,7 +156,8 @@ async function resumableUpload(
   settings: { endpoint: string; resume: boolean },
   source: UploadRecord["source"],
   plan: PartPlan,
-): Promise<Resumable> {
+  fileParts: (partSize: number) => Promise<CompletedPart[]>,
+): Promise<Resumable | "completed"> {
   const previous = await findUploadRecords(settings.endpoint, dest);
   const template: Omit<UploadRecord, "uploadId" | "started"> = {
     version: 1,
@@ -175,8 +183,25 @@ async function resumableUpload(
   }
   // A default checksum is dropped where the server ignores it, so an upload of this run's may have been created without it.
   const checksum = options.checksumRequested ? options.checksum : "any";
-  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum });
-  return { template, point };
+  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum }, fileParts);
+  return point === "completed" ? point : { template, point };
+}
+
+/** The parts a file cut in `partSize` pieces makes, each with the MD5 ETag S3 gives it; read 1 MiB at a time. */
+async function partEtagsOf(handle: FileHandle, path: string, size: number, partSize: number): Promise<CompletedPart[]> {
+  const slice = Buffer.allocUnsafe(Math.min(partSize, 1024 * 1024));
+  const parts: CompletedPart[] = [];
+  for (let offset = 0, number = 1; offset < size; offset += partSize, number++) {
+    const end = Math.min(size, offset + partSize);
+    const md5 = createHash("md5");
+    for (let at = offset; at < end; at += slice.length) {
+      const piece = slice.subarray(0, Math.min(slice.length, end - at));
+      await readFully(handle, piece, at, path);
+      md5.update(piece);
+    }
+    parts.push({ partNumber: number, etag: md5.digest("hex") });
+  }
+  return parts;
 }
 
 /** Reads exactly `target.length` bytes at `position`; a file that shrank is an error. */
