@@ -5,7 +5,7 @@ import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAU
 import { putObject, type ChecksumValue, type CompletedPart, type ObjectRef } from "../s3/operations.js";
 import { acquirePartBuffer, queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf } from "./integrity/checksums.js";
-import { withChecksumFallback } from "./integrity/checksum-support.js";
+import { ChecksumIgnoredError, withChecksumFallback } from "./integrity/checksum-support.js";
 import { findResumePoint, liveRecords } from "./resume/upload-resume.js";
 import { findUploadRecords, type UploadRecord } from "./resume/upload-journal.js";
 import { lockDestination } from "./resume/upload-lock.js";
@@ -91,7 +91,11 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
   // A default checksum the server has shown it ignores is not even computed.
   const algorithm = options.checksum && (requested || support.status !== "ignored") ? options.checksum : undefined;
   const computed = algorithm ? checksumValue(algorithm, await digestOf(algorithm, body)) : undefined;
-  return withRetries(
+  // Asked for, and the server has shown it does not check it: an error, as
+  // for a multipart upload, before anything is written.
+  if (requested && computed && support.status === "ignored") throw checksumIgnored(computed, s3Url(dest), "nothing was sent");
+  let unconfirmed: ChecksumValue | undefined;
+  const etag = await withRetries(
     `PUT ${s3Url(dest)}`,
     ctx.retry,
     async () => {
@@ -103,7 +107,7 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
           checksum,
           // Until an answer has shown the server checks it, the payload stays signed as well (over plain HTTP).
           checksumChecked: support.status === "checked",
-          echoed: (value) => noteEcho(ctx, dest, checksum, value, requested),
+          echoed: (value) => (unconfirmed = noteEcho(ctx, checksum, value, requested)),
         }),
       );
       ctx.stats.bytesSent += body.length;
@@ -111,27 +115,39 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
     },
     retryHooks(ctx, ctx.signal),
   );
+  // Learnt from the answer: the object is stored by then (whole, with the
+  // ETag S3 gave it), but the check the user asked for did not happen.
+  if (unconfirmed) throw checksumIgnored(unconfirmed, s3Url(dest), "the object is stored, unverified by it");
+  return etag;
+}
+
+function checksumIgnored(sent: ChecksumValue, url: string, outcome: string): ChecksumIgnoredError {
+  return new ChecksumIgnoredError(
+    `the server did not confirm the ${sent.algorithm} checksum of ${url} (it does not check x-amz-checksum-*): ${outcome} ` +
+      `(run with --checksum-algorithm none to upload without it)`,
+  );
 }
 
 /**
  * A single PUT's checksum the server did not echo was not checked by it.
- * The command learns so either way; when the user asked for the checksum
- * it is counted (--json unconfirmedChecksums) and said once per command.
- * A default one goes quietly: the upload was protected by the signed
- * payload (plain HTTP) or TLS instead, and later ones go without it.
+ * The command learns so either way. When the user asked for the checksum
+ * it is counted (--json unconfirmedChecksums) and returned: the upload then
+ * fails, as a multipart one does (README). A default one goes quietly: the
+ * upload was protected by the signed payload (plain HTTP) or TLS instead,
+ * and later ones go without it.
  */
-function noteEcho(ctx: TransferContext, dest: ObjectRef, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined, requested: boolean): void {
-  if (!sent) return;
+function noteEcho(ctx: TransferContext, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined, requested: boolean): ChecksumValue | undefined {
+  if (!sent) return undefined;
   const support = ctx.checksumSupport;
   const before = support.status;
   support.learn(sent, echoed);
-  if (echoed?.algorithm === sent.algorithm) return;
+  if (echoed?.algorithm === sent.algorithm) return undefined;
   if (!requested) {
     if (before === undefined) ctx.debug?.(`the server does not check ${sent.algorithm} checksums (x-amz-checksum-*): uploading without them`);
-    return;
+    return undefined;
   }
   ctx.stats.unconfirmedChecksums++;
-  if (before !== "ignored") ctx.notify(`the server did not confirm the ${sent.algorithm} checksum of ${s3Url(dest)} (it does not check x-amz-checksum-*): the upload was not verified by it`);
+  return sent;
 }
 
 /**
