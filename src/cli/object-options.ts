@@ -14,6 +14,7 @@ export interface ObjectOptionArgs {
   "storage-class"?: string;
   metadata?: string;
   "metadata-directive"?: string;
+  "copy-props"?: string;
   acl?: string;
   "cache-control"?: string;
   "content-encoding"?: string;
@@ -36,6 +37,7 @@ export function withObjectOptions<T>(y: Argv<T>) {
   const group = "Object attributes:";
   return y
     .option("metadata-directive", { type: "string", describe: "S3→S3 copies: COPY the source's metadata and headers, or REPLACE them with the ones given (default: REPLACE when any is given)", group })
+    .option("copy-props", { type: "string", describe: "S3→S3 copies: default or metadata-directive: keep the source's Content-Type, Cache-Control, Content-* headers, Expires and metadata where none is given; none: only the ones given (ignored with --metadata-directive)", group })
     .option("acl", { type: "string", describe: `canned ACL of written objects: ${CANNED_ACLS.join(", ")}`, group })
     .option("cache-control", { type: "string", describe: "Cache-Control of written objects", group })
     .option("content-encoding", { type: "string", describe: "Content-Encoding of written objects", group })
@@ -61,16 +63,32 @@ export function requestPayerSettings(args: { "request-payer"?: string }): Reques
   return requestSettings(args);
 }
 
-/** True when an S3→S3 copy gives its destination new metadata and headers (REPLACE). */
-export function replacesMetadata(args: ObjectOptionArgs): boolean {
+const COPY_PROPS = ["none", "metadata-directive", "default"];
+
+/**
+ * What an S3→S3 copy gives its destination, as aws-cli decides it:
+ *  - "copy": the source's metadata and headers (directive COPY);
+ *  - "replace": only the ones given (REPLACE): --metadata-directive REPLACE,
+ *    or --copy-props none;
+ *  - "merge": the ones given, and the source's where one is not (REPLACE,
+ *    after a HEAD of the source): --copy-props default (the default) or
+ *    metadata-directive when any attribute is given.
+ * --metadata-directive turns --copy-props off, as in aws-cli. s3x copies no
+ * tags, so default and metadata-directive are the same here; --storage-class
+ * alone also merges (aws-cli sends it with COPY: the same object results).
+ */
+export function copyAttributeMode(args: ObjectOptionArgs): "copy" | "replace" | "merge" {
+  const props = args["copy-props"];
+  if (props !== undefined && !COPY_PROPS.includes(props)) throw new UsageError(`--copy-props must be ${COPY_PROPS.join(", ")}, got "${props}"`);
   const directive = args["metadata-directive"];
   if (directive !== undefined) {
     const upper = directive.toUpperCase();
     if (upper !== "COPY" && upper !== "REPLACE") throw new UsageError(`--metadata-directive must be COPY or REPLACE, got "${directive}"`);
-    return upper === "REPLACE";
+    return upper === "REPLACE" ? "replace" : "copy";
   }
+  if (props === "none") return "replace";
   const given: (keyof ObjectOptionArgs)[] = ["content-type", "storage-class", "metadata", "cache-control", "content-encoding", "content-disposition", "content-language", "expires"];
-  return given.some((name) => args[name] !== undefined);
+  return given.some((name) => args[name] !== undefined) ? "merge" : "copy";
 }
 
 /** The header attributes of --cache-control … --expires, checked. */
@@ -134,7 +152,7 @@ function readKeyFile(path: string, option: string): Buffer {
 
 /** Checks every object option at once, before anything is sent. */
 export function checkObjectOptions(args: ObjectOptionArgs): void {
-  replacesMetadata(args);
+  copyAttributeMode(args);
   headerAttributes(args);
   storageSettings(args);
 }

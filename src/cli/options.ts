@@ -8,7 +8,7 @@ import { UsageError } from "../plan/location.js";
 import type { AwsConfig } from "./aws-config.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
 import { DEFAULT_LIST_RANGES } from "../engine/listing.js";
-import { headerAttributes, storageSettings, type ObjectOptionArgs } from "./object-options.js";
+import { copyAttributeMode, headerAttributes, storageSettings, type ObjectOptionArgs } from "./object-options.js";
 
 /** Connections assumed per 1 Gbit/s of target throughput (CRT: ~0.4 Gbit/s, ~50 MB/s each). */
 const GBPS_PER_CONNECTION = 0.4;
@@ -245,6 +245,26 @@ export async function objectAttributes(args: AttributeArgs, fileName?: string, m
     storageClass: args["storage-class"],
     metadata: mtimeMs === undefined ? metadata : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
   };
+}
+
+/**
+ * The attributes of an S3→S3 copy to `key`, by copyAttributeMode: none (the
+ * source's are copied), every one objectAttributes gives (replaced), or only
+ * those on the command line, the source's filling in the rest (merged: no
+ * Content-Type is guessed from the key then, as aws-cli guesses none for a copy).
+ */
+export async function copyAttributes(args: AttributeArgs, key: string): Promise<{ attributes?: ObjectAttributes; mergeWithSource?: boolean }> {
+  const mode = copyAttributeMode(args);
+  if (mode === "copy") return {};
+  if (mode === "replace") return { attributes: await objectAttributes(args, key) };
+  const given: ObjectAttributes = {
+    ...storageSettings(args),
+    ...headerAttributes(args),
+    contentType: args["content-type"],
+    storageClass: args["storage-class"],
+    metadata: parseMetadata(args.metadata),
+  };
+  return { attributes: given, mergeWithSource: true };
 }
 
 let contentTypes: Promise<typeof import("mime-types")> | undefined;

@@ -5,6 +5,7 @@ import {
   uploadPartCopy,
   type CompletedPart,
   type ObjectAttributes,
+  type ObjectInfo,
   type ObjectRef,
   type StorageSettings,
 } from "../s3/operations.js";
@@ -22,6 +23,13 @@ export interface CopyOptions {
   copyThreshold: number;
   /** New attributes for the copy; undefined keeps the source's. */
   attributes?: ObjectAttributes;
+  /**
+   * `attributes` are only the ones given: the copy keeps the source's
+   * Content-Type, Cache-Control, Content-Disposition, Content-Encoding,
+   * Content-Language, Expires and metadata where none is given (aws-cli's
+   * --copy-props default), read with a HEAD of the source.
+   */
+  mergeWithSource?: boolean;
   /** ACL and encryption of the copy, whether or not its attributes are the source's. */
   storage?: StorageSettings;
   keepFailedUpload: boolean;
@@ -49,35 +57,38 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
       ctx.stats.requests++;
       return headObject(ctx.client, source, { signal: ctx.signal });
     }, hooks);
-  const copyOnce = (sourceEtag: string | undefined) =>
+  const copyOnce = (sourceEtag: string | undefined, attributes: ObjectAttributes | undefined) =>
     queued(ctx, ctx.signal, () =>
       withRetries(`CopyObject ${src}`, ctx.retry, () => {
         ctx.stats.requests++;
-        return copyObject(ctx.client, source, dest, options.attributes, sourceEtag, { signal: ctx.signal, storage: options.storage });
+        return copyObject(ctx.client, source, dest, attributes, sourceEtag, { signal: ctx.signal, storage: options.storage });
       }, hooks),
     );
-  const copyWhole = async (size: number, sourceEtag: string | undefined): Promise<{ size: number }> => {
+  const copyWhole = async (size: number, sourceEtag: string | undefined, attributes: ObjectAttributes | undefined): Promise<{ size: number }> => {
     ctx.progress.addTotal(size);
     try {
-      await copyOnce(sourceEtag);
+      await copyOnce(sourceEtag, attributes);
     } catch (err) {
       if (!sourceEtag || !(await conditionWronglyRefused(err, sourceEtag, headSource))) throw err;
       ctx.notify(`CopyObject ${src}: the server refused the copy's ETag condition (412) although the source is unchanged; copying again without the condition`);
-      await copyOnce(undefined);
+      await copyOnce(undefined, attributes);
     }
     ctx.progress.addDone(size);
     return { size };
   };
+  const merging = options.mergeWithSource === true && options.attributes !== undefined;
   // Unpinned: one CopyObject is atomic, so the copy is whichever whole
   // version the source holds then (a newer one than listed, if it changed).
-  if (options.listedSize !== undefined && options.listedSize <= singleCopyLimit) return copyWhole(options.listedSize, undefined);
+  // Attributes merged with the source's need its HEAD, and are pinned to it.
+  if (!merging && options.listedSize !== undefined && options.listedSize <= singleCopyLimit) return copyWhole(options.listedSize, undefined, options.attributes);
 
   const info = await headSource();
-  if (info.size <= singleCopyLimit) return copyWhole(info.size, info.etag);
+  const given = merging ? withSourceAttributes(options.attributes!, info) : options.attributes;
+  if (info.size <= singleCopyLimit) return copyWhole(info.size, info.etag, given);
   ctx.progress.addTotal(info.size);
 
   // UploadPartCopy copies bytes only: the source's attributes are set when the upload is created.
-  const attributes = options.attributes ?? { ...info.headers, contentType: info.contentType, metadata: info.metadata, ...options.storage };
+  const attributes = given ?? { ...info.headers, contentType: info.contentType, metadata: info.metadata, ...options.storage };
   const { controller, dispose } = childController(ctx.signal);
   const signal = controller.signal;
   const partHooks = { ...hooks, signal };
@@ -132,6 +143,25 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   } finally {
     dispose();
   }
+}
+
+/**
+ * The attributes given, completed with the source's where one is not given
+ * (aws-cli's SetMetadataDirectivePropsSubscriber: the same seven). Storage
+ * class, ACL and encryption are not the source's: only what was given.
+ */
+function withSourceAttributes(given: ObjectAttributes, info: ObjectInfo): ObjectAttributes {
+  const headers = info.headers ?? {};
+  return {
+    ...given,
+    contentType: given.contentType ?? info.contentType,
+    cacheControl: given.cacheControl ?? headers.cacheControl,
+    contentDisposition: given.contentDisposition ?? headers.contentDisposition,
+    contentEncoding: given.contentEncoding ?? headers.contentEncoding,
+    contentLanguage: given.contentLanguage ?? headers.contentLanguage,
+    expires: given.expires ?? headers.expires,
+    metadata: given.metadata ?? info.metadata,
+  };
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   type ObjectRef,
 } from "../s3/operations.js";
 import type { TransferContext } from "./context.js";
-import { withRetries, type RetryHooks } from "./retry.js";
+import { RequestError, withRetries, type RetryHooks } from "./retry.js";
 import { inProgressUploads } from "./uploads.js";
 import { s3Url } from "./object-url.js";
 
@@ -103,7 +103,11 @@ export class LostCompletionError extends Error {
  * an earlier attempt may have completed the upload with its answer lost
  * (many servers, radosgw among them, answer so): the object is accepted if
  * its ETag is the one these parts make and its size theirs, else this fails
- * clearly (another writer may have replaced it since).
+ * clearly (another writer may have replaced it since). With
+ * `mayDropChecksums` (the checksums are s3x's default, not asked for), a
+ * Complete refused for its form (MalformedXML, InvalidRequest,
+ * InvalidArgument, 501) while it carries checksums is sent once more
+ * without them.
  */
 export async function completeUpload(
   ctx: TransferContext,
@@ -111,13 +115,48 @@ export async function completeUpload(
   uploadId: string,
   parts: readonly CompletedPart[],
   size: number,
-  call: { fullObjectChecksum?: ChecksumValue; checksumType?: ChecksumType },
+  call: CompleteChecksums & { mayDropChecksums?: boolean },
+  hooks: RetryHooks,
+): Promise<void> {
+  try {
+    await completeWithRetries(ctx, dest, uploadId, parts, size, call, hooks);
+  } catch (err) {
+    const carriesChecksums = call.fullObjectChecksum !== undefined || call.checksumType !== undefined || parts.some((p) => p.checksum);
+    if (!call.mayDropChecksums || !carriesChecksums || !refusesRequestFormat(err)) throw err;
+    // A server that ignores x-amz-checksum-* may refuse the elements that
+    // name them: a resumed upload that sent no part never learnt it ignores
+    // them. The parts' ETags still say which bytes to join.
+    ctx.debug?.(`CompleteMultipartUpload ${s3Url(dest)}: the server refused it with checksums (${describeFailure(err instanceof RequestError ? err.cause : err).code}): completing without them`);
+    await completeWithRetries(ctx, dest, uploadId, parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag })), size, {}, hooks);
+  }
+}
+
+interface CompleteChecksums {
+  fullObjectChecksum?: ChecksumValue;
+  checksumType?: ChecksumType;
+}
+
+/** The answers that refuse a request's form rather than its content: another form may pass. */
+const REQUEST_FORMAT_CODES = new Set(["MalformedXML", "InvalidRequest", "InvalidArgument", "NotImplemented"]);
+
+function refusesRequestFormat(err: unknown): boolean {
+  const failure = err instanceof RequestError ? err.failure : describeFailure(err);
+  return failure.status === 501 || (failure.code !== undefined && REQUEST_FORMAT_CODES.has(failure.code));
+}
+
+async function completeWithRetries(
+  ctx: TransferContext,
+  dest: ObjectRef,
+  uploadId: string,
+  parts: readonly CompletedPart[],
+  size: number,
+  call: CompleteChecksums,
   hooks: RetryHooks,
 ): Promise<void> {
   const outcome = await withRetries(`CompleteMultipartUpload ${s3Url(dest)}`, ctx.retry, async (n) => {
     ctx.stats.requests++;
     try {
-      await completeMultipartUpload(ctx.client, dest, uploadId, [...parts], { signal: hooks.signal, ...call });
+      await completeMultipartUpload(ctx.client, dest, uploadId, [...parts], { signal: hooks.signal, fullObjectChecksum: call.fullObjectChecksum, checksumType: call.checksumType });
       return "completed" as const;
     } catch (err) {
       if (n > 0 && describeFailure(err).code === "NoSuchUpload") return "gone" as const;

@@ -15,7 +15,7 @@ import { ChecksumIgnoredError, withChecksumFallback } from "./integrity/checksum
 import { isInterruption } from "./resume/interruption.js";
 import { partMatches, type ResumePoint } from "./resume/upload-resume.js";
 import { removeUploadRecord, saveUploadRecord, type UploadRecord } from "./resume/upload-journal.js";
-import { abortQuietly, completeUpload, createUpload } from "./multipart-commit.js";
+import { abortQuietly, completeUpload, createUpload, LostCompletionError } from "./multipart-commit.js";
 import { PartReceipts } from "./part-receipts.js";
 import { withRetries } from "./retry.js";
 import { repeatHedge } from "./hedge.js";
@@ -62,7 +62,8 @@ export interface Resumable {
  *
  * On failure the upload is aborted so no orphaned parts keep costing money —
  * except when a resumable upload was interrupted (Ctrl-C, network loss) after
- * storing parts: then it stays, with its local record, for --resume.
+ * storing parts, or stored them all and Complete failed: then it stays, with
+ * its local record, for --resume.
  */
 export async function multipartUpload(
   ctx: TransferContext,
@@ -104,6 +105,8 @@ export async function multipartUpload(
   // Part digests by offset, combined into the full-object CRC at Complete.
   const ranges: RangeDigest[] = [];
   const group = new TaskGroup(controller);
+  /** Set once every part is stored and Complete is sent. */
+  let completing = false;
 
   /**
    * The checksum to send with a part: none once the endpoint proved it
@@ -206,13 +209,22 @@ export async function multipartUpload(
       checked && algorithm && checksumType === "FULL_OBJECT"
         ? checksumValue(algorithm, await fullObjectDigest(algorithm, ranges, ranges.reduce((sum, r) => sum + r.length, 0)))
         : undefined;
-    await completeUpload(ctx, dest, uploadId, completed, bytes, { fullObjectChecksum: full, checksumType: checked ? checksumType : undefined }, hooks);
+    completing = true;
+    await completeUpload(ctx, dest, uploadId, completed, bytes, { fullObjectChecksum: full, checksumType: checked ? checksumType : undefined, mayDropChecksums: !requested }, hooks);
     if (recordFile) await removeUploadRecord(recordFile);
   } catch (err) {
     if (recordFile && partNumbers.length > 0 && isInterruption(err, ctx.signal)) {
       ctx.notify(
         `kept the interrupted upload of ${s3Url(dest)} (upload ID ${uploadId}, ${partNumbers.length} parts stored): ` +
           `run the same command with --resume to finish it, or s3x rm --uploads ${s3Url(dest)} to discard it`,
+      );
+    } else if (recordFile && completing && !(err instanceof LostCompletionError)) {
+      // Every part is stored: aborting would throw away what a --resume
+      // completes without sending a byte (the Complete may fail for the
+      // server's reasons, not the parts').
+      ctx.notify(
+        `kept the upload of ${s3Url(dest)} (upload ID ${uploadId}, all ${partNumbers.length} parts stored): ` +
+          `run the same command with --resume to complete it, or s3x rm --uploads ${s3Url(dest)} to discard it`,
       );
     } else if (!options.keepFailedUpload) {
       await abortQuietly(ctx, dest, uploadId);

@@ -53,7 +53,7 @@ export interface SetOptions {
   /** What an uploaded file's object carries (from its relative path, for the Content-Type, and its mtime). */
   uploadAttributes(relativePath: string, mtimeMs: number): Promise<ObjectAttributes>;
   /** What an S3→S3 copy sets: new attributes (REPLACE) or undefined to keep the source's, and ACL and encryption. */
-  copyAttributes(key: string): Promise<{ attributes?: ObjectAttributes; storage?: StorageSettings }>;
+  copyAttributes(key: string): Promise<{ attributes?: ObjectAttributes; mergeWithSource?: boolean; storage?: StorageSettings }>;
   /** A stream destination (stdout, a named pipe): the objects' bytes raw, one after another, or as a tar archive. */
   framing?: StreamFraming;
   /** The order the source's entries are taken in, and which of them this worker takes (plan/set-order.ts). */

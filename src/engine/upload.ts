@@ -1,10 +1,11 @@
+import { createHash } from "node:crypto";
 import { open, type FileHandle } from "node:fs/promises";
 import { resolve } from "node:path";
 import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
-import { putObject, type ChecksumValue, type ObjectRef } from "../s3/operations.js";
+import { putObject, type ChecksumValue, type CompletedPart, type ObjectRef } from "../s3/operations.js";
 import { acquirePartBuffer, queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf } from "./integrity/checksums.js";
-import { withChecksumFallback } from "./integrity/checksum-support.js";
+import { ChecksumIgnoredError, withChecksumFallback } from "./integrity/checksum-support.js";
 import { findResumePoint, liveRecords } from "./resume/upload-resume.js";
 import { findUploadRecords, type UploadRecord } from "./resume/upload-journal.js";
 import { lockDestination } from "./resume/upload-lock.js";
@@ -47,7 +48,13 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
     // One s3x at a time continues (or starts) a resumable upload of this key.
     const lock = options.resumable ? await lockDestination(options.resumable.endpoint, dest) : undefined;
     try {
-      const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan) : undefined;
+      const fileParts = (partSize: number) => partEtagsOf(handle, path, size, partSize);
+      const resumable = options.resumable ? await resumableUpload(ctx, dest, options, options.resumable, source, plan, fileParts) : undefined;
+      if (resumable === "completed") {
+        ctx.stats.reusedBytes += size;
+        ctx.progress.addDone(size);
+        return { size, parts: plan.count };
+      }
       if (resumable?.point) plan = planParts(size, resumable.point.partSize);
       await multipartUpload(ctx, dest, options, async (upload) => {
         for (let i = 0; i < plan.count && !upload.failed; i++) {
@@ -84,7 +91,11 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
   // A default checksum the server has shown it ignores is not even computed.
   const algorithm = options.checksum && (requested || support.status !== "ignored") ? options.checksum : undefined;
   const computed = algorithm ? checksumValue(algorithm, await digestOf(algorithm, body)) : undefined;
-  return withRetries(
+  // Asked for, and the server has shown it does not check it: an error, as
+  // for a multipart upload, before anything is written.
+  if (requested && computed && support.status === "ignored") throw checksumIgnored(computed, s3Url(dest), "nothing was sent");
+  let unconfirmed: ChecksumValue | undefined;
+  const etag = await withRetries(
     `PUT ${s3Url(dest)}`,
     ctx.retry,
     async () => {
@@ -96,7 +107,7 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
           checksum,
           // Until an answer has shown the server checks it, the payload stays signed as well (over plain HTTP).
           checksumChecked: support.status === "checked",
-          echoed: (value) => noteEcho(ctx, dest, checksum, value, requested),
+          echoed: (value) => (unconfirmed = noteEcho(ctx, checksum, value, requested)),
         }),
       );
       ctx.stats.bytesSent += body.length;
@@ -104,27 +115,39 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
     },
     retryHooks(ctx, ctx.signal),
   );
+  // Learnt from the answer: the object is stored by then (whole, with the
+  // ETag S3 gave it), but the check the user asked for did not happen.
+  if (unconfirmed) throw checksumIgnored(unconfirmed, s3Url(dest), "the object is stored, unverified by it");
+  return etag;
+}
+
+function checksumIgnored(sent: ChecksumValue, url: string, outcome: string): ChecksumIgnoredError {
+  return new ChecksumIgnoredError(
+    `the server did not confirm the ${sent.algorithm} checksum of ${url} (it does not check x-amz-checksum-*): ${outcome} ` +
+      `(run with --checksum-algorithm none to upload without it)`,
+  );
 }
 
 /**
  * A single PUT's checksum the server did not echo was not checked by it.
- * The command learns so either way; when the user asked for the checksum
- * it is counted (--json unconfirmedChecksums) and said once per command.
- * A default one goes quietly: the upload was protected by the signed
- * payload (plain HTTP) or TLS instead, and later ones go without it.
+ * The command learns so either way. When the user asked for the checksum
+ * it is counted (--json unconfirmedChecksums) and returned: the upload then
+ * fails, as a multipart one does (README). A default one goes quietly: the
+ * upload was protected by the signed payload (plain HTTP) or TLS instead,
+ * and later ones go without it.
  */
-function noteEcho(ctx: TransferContext, dest: ObjectRef, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined, requested: boolean): void {
-  if (!sent) return;
+function noteEcho(ctx: TransferContext, sent: ChecksumValue | undefined, echoed: ChecksumValue | undefined, requested: boolean): ChecksumValue | undefined {
+  if (!sent) return undefined;
   const support = ctx.checksumSupport;
   const before = support.status;
   support.learn(sent, echoed);
-  if (echoed?.algorithm === sent.algorithm) return;
+  if (echoed?.algorithm === sent.algorithm) return undefined;
   if (!requested) {
     if (before === undefined) ctx.debug?.(`the server does not check ${sent.algorithm} checksums (x-amz-checksum-*): uploading without them`);
-    return;
+    return undefined;
   }
   ctx.stats.unconfirmedChecksums++;
-  if (before !== "ignored") ctx.notify(`the server did not confirm the ${sent.algorithm} checksum of ${s3Url(dest)} (it does not check x-amz-checksum-*): the upload was not verified by it`);
+  return sent;
 }
 
 /**
@@ -149,7 +172,8 @@ async function resumableUpload(
   settings: { endpoint: string; resume: boolean },
   source: UploadRecord["source"],
   plan: PartPlan,
-): Promise<Resumable> {
+  fileParts: (partSize: number) => Promise<CompletedPart[]>,
+): Promise<Resumable | "completed"> {
   const previous = await findUploadRecords(settings.endpoint, dest);
   const template: Omit<UploadRecord, "uploadId" | "started"> = {
     version: 1,
@@ -175,8 +199,25 @@ async function resumableUpload(
   }
   // A default checksum is dropped where the server ignores it, so an upload of this run's may have been created without it.
   const checksum = options.checksumRequested ? options.checksum : "any";
-  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum });
-  return { template, point };
+  const point = await findResumePoint(ctx, dest, previous, source, { attributes: options.attributes, checksum }, fileParts);
+  return point === "completed" ? point : { template, point };
+}
+
+/** The parts a file cut in `partSize` pieces makes, each with the MD5 ETag S3 gives it; read 1 MiB at a time. */
+async function partEtagsOf(handle: FileHandle, path: string, size: number, partSize: number): Promise<CompletedPart[]> {
+  const slice = Buffer.allocUnsafe(Math.min(partSize, 1024 * 1024));
+  const parts: CompletedPart[] = [];
+  for (let offset = 0, number = 1; offset < size; offset += partSize, number++) {
+    const end = Math.min(size, offset + partSize);
+    const md5 = createHash("md5");
+    for (let at = offset; at < end; at += slice.length) {
+      const piece = slice.subarray(0, Math.min(slice.length, end - at));
+      await readFully(handle, piece, at, path);
+      md5.update(piece);
+    }
+    parts.push({ partNumber: number, etag: md5.digest("hex") });
+  }
+  return parts;
 }
 
 /** Reads exactly `target.length` bytes at `position`; a file that shrank is an error. */

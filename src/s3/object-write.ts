@@ -103,7 +103,28 @@ export async function completeMultipartUpload(
       // S3 checks a FULL_OBJECT value against the parts it stored and refuses the upload on a mismatch.
       ...checksumInput(call.fullObjectChecksum),
       ChecksumType: call.checksumType,
-    }), call.signal);
+    }), call.signal).catch((err: unknown) => {
+    throw answeredInOk(err);
+  });
+}
+
+/** The codes a server's 503 carries: those stay server failures, retried. */
+const UNAVAILABLE_CODES = new Set(["SlowDown", "ServiceUnavailable", "InternalError", "Throttling", "ThrottlingException", "RequestTimeout"]);
+
+/**
+ * The SDK gives an <Error> document that arrived inside a 200 the status
+ * 503, so every such error would be retried and reported as "HTTP 503".
+ * Only the transient codes are a server's 503; any other (InvalidPart,
+ * InvalidPartOrder, NoSuchUpload, EntityTooSmall…) is the server's final
+ * word on this Complete: it gets back the status it came with.
+ */
+function answeredInOk(err: unknown): unknown {
+  const e = err as { Code?: string; name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  const code = e?.Code ?? e?.name;
+  if (e?.$metadata?.httpStatusCode === 503 && code && /^[A-Z][A-Za-z]+$/.test(code) && !UNAVAILABLE_CODES.has(code) && code !== "Unknown" && code !== "UnknownError") {
+    e.$metadata.httpStatusCode = 200;
+  }
+  return err;
 }
 
 /** A part S3 already stores for an upload in progress. */

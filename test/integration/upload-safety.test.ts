@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readFile } from "node:fs/promises";
@@ -154,14 +154,25 @@ describe("upload safety (integration, real radosgw)", function () {
     assert.deepEqual(await uploadsOf("crc.bin"), [], "the upload was aborted");
   });
 
-  it("a single PUT's checksum the server ignores is reported, on stderr and in --json", async () => {
+  it("--checksum-algorithm on a single PUT to a server that does not check it is an error too (exit 1), the object stored whole; later files are not sent", async () => {
     const src = join(dir, "small.bin");
     const hash = await randomFile(src, 1 * MiB);
-    const res = await runS3x(viaProxy(["cp", src, `s3://${bucket}/small.bin`, "--checksum-algorithm", "CRC32C", "--json"]), { env });
-    assert.equal(res.code, 0, res.stderr);
-    assert.match(res.stderr, /the server did not confirm the CRC32C checksum of s3:\/\/\S+\/small\.bin/);
-    assert.equal(stats(res).unconfirmedChecksums, 1);
+    const res = await runS3x(viaProxy(["cp", src, `s3://${bucket}/small.bin`, "--checksum-algorithm", "CRC32C"]), { env });
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /^s3x: upload failed: \S+ to s3:\/\/\S+\/small\.bin: the server did not confirm the CRC32C checksum of s3:\/\/\S+\/small\.bin \(it does not check x-amz-checksum-\*\): the object is stored, unverified by it \(run with --checksum-algorithm none to upload without it\)\n$/);
     assert.equal(await objectHash(s3, bucket, "small.bin"), hash);
+    const json = await runS3x(viaProxy(["cp", src, `s3://${bucket}/small.bin`, "--checksum-algorithm", "CRC32C", "--json"]), { env });
+    assert.equal(json.code, 1, json.stderr);
+    assert.equal(stats(json).unconfirmedChecksums, 1);
+
+    const tree = join(dir, "small-tree");
+    await mkdir(tree);
+    for (const name of ["a.bin", "b.bin", "c.bin"]) await randomFile(join(tree, name), 1000);
+    const puts = proxy.counts.PutObject;
+    const many = await runS3x(viaProxy(["cp", tree, `s3://${bucket}/small-tree/`, "--recursive", "--concurrency", "1", "--checksum-algorithm", "CRC32C"]), { env });
+    assert.equal(many.code, 1, many.stderr);
+    assert.equal(proxy.counts.PutObject - puts, 1, "once the server showed it ignores the checksum, the other files are refused before sending");
+    assert.equal((many.stderr.match(/did not confirm the CRC32C checksum/g) ?? []).length, 3, many.stderr);
   });
 
   it("20 pairs of concurrent --resume uploads of two files to one key: always one whole file, each run succeeds or is refused, nothing left behind", async () => {

@@ -5,7 +5,7 @@ import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError,
 import { parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
 import type { AddressStats } from "../../engine/connection.js";
 import { transferObject, type ObjectTransferOptions } from "../../engine/object-transfer.js";
-import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
+import { checksumAlgorithmOf, checksumRequested, copyAttributes, objectAttributes } from "../options.js";
 import { Session } from "../session.js";
 import { runMany } from "./transfer-set.js";
 import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
@@ -15,7 +15,7 @@ import { peakRss } from "../peak-rss.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
 import { ExitCode, InterruptError, isBrokenPipe, reportError } from "../errors.js";
 import type { ObjectResult } from "../../engine/batch.js";
-import { checkObjectOptions, replacesMetadata, requestSettings, storageSettings } from "../object-options.js";
+import { checkObjectOptions, requestSettings, storageSettings } from "../object-options.js";
 
 export type { CpArgs } from "./transfer-options.js";
 
@@ -178,8 +178,7 @@ function transferOptions(session: Session, args: CpArgs, partSize: number | unde
     copyOptions: async (key) => {
       const copyThreshold = parseSize(args["copy-threshold"]);
       if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
-      const attributes = replacesMetadata(args) ? await objectAttributes(args, key) : undefined;
-      return { partSize, copyThreshold, attributes, storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] };
+      return { partSize, copyThreshold, ...(await copyAttributes(args, key)), storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] };
     },
   };
 }

@@ -6,8 +6,8 @@ import { formatSize, parseSize, uploadPartSize } from "../../plan/parts.js";
 import type { SetRules } from "../../plan/set-plan.js";
 import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/batch.js";
 import { openSet, StreamStoppedError, type SetOptions, type SetSourceSpec } from "../../engine/set-executor.js";
-import { checksumAlgorithmOf, checksumRequested, objectAttributes } from "../options.js";
-import { replacesMetadata, requestSettings, storageSettings } from "../object-options.js";
+import { checksumAlgorithmOf, checksumRequested, copyAttributes, objectAttributes } from "../options.js";
+import { copyAttributeMode, requestSettings, storageSettings } from "../object-options.js";
 import { endsTheRun, ExitCode, isBrokenPipe } from "../errors.js";
 import { Session } from "../session.js";
 import { peakRss } from "../peak-rss.js";
@@ -181,7 +181,7 @@ function summaryText(mode: SetMode, summary: BatchSummary, reporter: Reporter, s
  * direction), the copy threshold only for S3→S3 copies.
  */
 function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boolean): SetOptions {
-  const replace = replacesMetadata(args);
+  copyAttributeMode(args); // checked before anything is sent
   const storage = storageSettings(args);
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const multipartThreshold = parseSize(args["multipart-threshold"]);
@@ -200,6 +200,6 @@ function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boo
     verifyEtag: args["verify-etag"],
     dryrun: args.dryrun,
     uploadAttributes: (relativePath, mtimeMs) => objectAttributes(args, relativePath, mtimeMs),
-    copyAttributes: async (key) => ({ attributes: replace ? await objectAttributes(args, key) : undefined, storage }),
+    copyAttributes: async (key) => ({ ...(await copyAttributes(args, key)), storage }),
   };
 }

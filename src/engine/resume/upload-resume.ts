@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { listParts, type ChecksumAlgorithm, type ChecksumValue, type ObjectAttributes, type ObjectRef, type StoredPart } from "../../s3/operations.js";
+import { headObject, listParts, type ChecksumAlgorithm, type CompletedPart, type ChecksumValue, type ObjectAttributes, type ObjectRef, type StoredPart } from "../../s3/operations.js";
 import type { TransferContext } from "../context.js";
 import { RequestError, withRetries } from "../retry.js";
 import { recordMatchesRequest, recordMatchesSource, removeUploadRecord, type StoredRecord, type UploadRecord } from "./upload-journal.js";
-import { abortQuietly } from "../multipart-commit.js";
+import { abortQuietly, multipartEtag } from "../multipart-commit.js";
 import { s3Url } from "../object-url.js";
 
 /** Where an interrupted upload continues: its ID and the parts S3 already holds. */
@@ -30,6 +30,10 @@ export interface ResumePoint {
  * that client and give the object its Content-Type and metadata, not the
  * ones asked for now). Without a local record, a new upload is started.
  *
+ * A record whose upload S3 no longer has may be of an upload completed just
+ * before the run was killed: when the object there is the one this file's
+ * parts make (its multipart ETag), the upload is done ("completed").
+ *
  * Records of this destination whose file has changed since, or whose
  * attributes differ from this command's, are obsolete: their uploads are
  * aborted (the caller holds the destination's lock, so no other s3x is using them).
@@ -40,7 +44,8 @@ export async function findResumePoint(
   records: StoredRecord[],
   source: UploadRecord["source"],
   wanted: { attributes: ObjectAttributes; checksum?: ChecksumAlgorithm | "any" },
-): Promise<ResumePoint | undefined> {
+  fileParts: (partSize: number) => Promise<CompletedPart[]>,
+): Promise<ResumePoint | "completed" | undefined> {
   for (const { file, record } of records) {
     if (!recordMatchesSource(record, source)) {
       ctx.notify(`the interrupted upload ${record.uploadId} of ${s3Url(dest)} was of a different version of ${source.path}: aborting it`);
@@ -50,6 +55,10 @@ export async function findResumePoint(
     const stored = await storedParts(ctx, dest, record.uploadId);
     if (!stored) {
       await removeUploadRecord(file); // completed or aborted elsewhere
+      if (await completedEarlier(ctx, dest, record, fileParts)) {
+        ctx.notify(`the upload ${record.uploadId} of ${s3Url(dest)} was completed before the interruption (the object there has the ETag this file's parts make): nothing to send`);
+        return "completed";
+      }
       continue;
     }
     if (!recordMatchesRequest(record, wanted)) {
@@ -65,6 +74,22 @@ export async function findResumePoint(
   }
   ctx.notify(`no interrupted upload of ${s3Url(dest)} to resume: starting a new one`);
   return undefined;
+}
+
+/**
+ * Whether the object at `dest` is what this record's upload made: its size
+ * the file's and its ETag the one the file's parts (cut as the record says)
+ * make. The HEAD comes first; the file is read only when its answer could match.
+ */
+async function completedEarlier(ctx: TransferContext, dest: ObjectRef, record: UploadRecord, fileParts: (partSize: number) => Promise<CompletedPart[]>): Promise<boolean> {
+  const info = await withRetries(`HEAD ${s3Url(dest)}`, ctx.retry, () => {
+    ctx.stats.requests++;
+    return headObject(ctx.client, dest, { signal: ctx.signal });
+  }, { signal: ctx.signal }).catch(() => undefined);
+  const found = info?.etag.replace(/"/g, "");
+  if (!info || !found || info.size !== record.source.size) return false;
+  if (found.split("-")[1] !== String(Math.ceil(record.source.size / record.partSize))) return false;
+  return multipartEtag(await fileParts(record.partSize)) === found;
 }
 
 /** Aborts an upload s3x will not continue and forgets its record. */
