@@ -117,7 +117,8 @@ function fromLauncher(env: NodeJS.ProcessEnv, shardCount: number | undefined, ha
   // A pod of an Indexed Job that runs torchrun (its index as the node rank) gives no count: torchrun's answer stands alone.
   const uncounted = variable(env, "JOB_COMPLETION_INDEX") !== undefined && shardCount === undefined && variable(env, "S3X_SHARD_COUNT") === undefined;
   const others = read(LAUNCHERS.filter((l) => l.name !== KUBERNETES));
-  const readings = uncounted && others.length > 0 ? others : read(LAUNCHERS);
+  const kubernetes = uncounted && others.length > 0 ? [] : read(LAUNCHERS.filter((l) => l.name === KUBERNETES));
+  const readings = [...others, ...kubernetes];
   if (readings.length > 0) return agreed(readings, env);
   // One process with DataLoader workers (python train.py, no launcher): the whole set is its shard.
   if (hasWorker) return { index: 0, count: 1, source: "one process (no launcher found)" };

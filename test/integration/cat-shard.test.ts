@@ -98,6 +98,14 @@ describe("cat --shard: ranks, DataLoader workers and launchers (integration, rea
     const bad = await cat(["--shard", "auto", "--shard-balance", "files"], { RANK: "0", WORLD_SIZE: "4" });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /invalid --shard-balance "files": expected bytes or count/);
+    const alone = await cat(["--shard-balance", "count"], {});
+    assert.equal(alone.code, 2);
+    assert.match(alone.stderr, /--shard-balance goes with --shard/);
+    // rm -r --shard splits by a hash of each key: a balance would be ignored, so it is refused (and nothing deleted).
+    const rmBalanced = await runS3x(["rm", "-r", `s3://${bucket}/train/`, "--shard", "0/2", "--shard-balance", "count", "--endpoint-url", s3.endpoint], { env: s3.env });
+    assert.equal(rmBalanced.code, 2);
+    assert.match(rmBalanced.stderr, /rm does not take --shard-balance/);
+    assert.equal((await namesOf(await cat(["--tar"], {}))).length, keys.length, "nothing deleted");
   });
 
   it("plain srun: SLURM_PROCID/SLURM_NTASKS give the same shard as --shard I/N, and say so", async () => {

@@ -99,7 +99,6 @@ function shardBalanceOf(value: string | undefined): ShardBalance {
   return balance;
 }
 
-
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
