@@ -1,6 +1,6 @@
 import { isIncluded, type FilterSet } from "../plan/filters.js";
 import { asDirectoryPrefix } from "../plan/keys.js";
-import { shardOfKey, type ShardSpec } from "../plan/shard.js";
+import { flatShard, shardOfKey, type ShardSpec } from "../plan/shard.js";
 import type { SetSource } from "../plan/set-plan.js";
 import type { ObjectRef } from "../s3/operations.js";
 import type { ObjectResult } from "./batch.js";
@@ -25,7 +25,8 @@ export async function deleteSet(
   onResult: (result: ObjectResult) => void,
 ): Promise<void> {
   const source = deletionSource(ctx, spec);
-  const { shard } = options;
+  // A DataLoader worker's part of a shard (S3X_WORKER) is one finer shard of the hash split.
+  const shard = options.shard ? flatShard(options.shard) : undefined;
   const keysByBucket = new Map<string, string[]>();
   for await (const item of source.items()) {
     if ("problem" in item) {

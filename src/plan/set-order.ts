@@ -1,6 +1,6 @@
 import { isIncluded, type FilterSet } from "./filters.js";
 import type { SetEntry, SetSource, SourceItem } from "./set-plan.js";
-import { pickShard, type ShardSpec } from "./shard.js";
+import { pickShard, type ShardBalance, type ShardSpec } from "./shard.js";
 import { shuffleOrder } from "./shuffle.js";
 
 /**
@@ -14,8 +14,19 @@ export interface SetOrder {
   shuffleSeed?: string;
   /** This worker's part of the (shuffled) entries. */
   shard?: ShardSpec;
+  /** What the split balances between shards (default bytes). */
+  shardBalance?: ShardBalance;
+  /** Told this worker's share once it is known (before its first entry): --debug's counts, the notice of an empty share. */
+  onShare?: (share: ShareSize) => void;
   /** Entries the filters exclude take no part in the split (the planner applies the same filters again). */
   filters: FilterSet;
+}
+
+/** This worker's share of the set: objects and bytes, out of the whole set's objects. */
+export interface ShareSize {
+  objects: number;
+  bytes: number;
+  ofObjects: number;
 }
 
 /**
@@ -41,7 +52,10 @@ export function orderedSource<Ref>(source: SetSource<Ref>, order: SetOrder): Set
         else if (isIncluded(order.filters, item.entry.relativePath)) entries.push(item.entry);
       }
       let ordered = order.shuffleSeed !== undefined ? shuffleOrder(entries, order.shuffleSeed, (entry) => source.shown(entry)) : entries;
-      if (order.shard) ordered = pickShard(ordered, order.shard, (entry) => entry.size);
+      if (order.shard) {
+        ordered = pickShard(ordered, order.shard, (entry) => entry.size, order.shardBalance);
+        order.onShare?.({ objects: ordered.length, bytes: ordered.reduce((sum, entry) => sum + entry.size, 0), ofObjects: entries.length });
+      }
       for (const entry of ordered) yield { entry };
     },
   };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { runS3x, S3X_BIN, type RunResult } from "../support/cli.js";
 import { freshBucket, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
@@ -16,6 +16,33 @@ const run = promisify(execFile);
  * (which reads a pipe: URL exactly so; it is not installable here). The
  * shards are real tar files, so the note on concatenated shards is checked too.
  */
+/** The repository's root (the tests run from dist/test/integration). */
+const REPO = join(dirname(S3X_BIN), "..");
+
+/**
+ * A FAKE: `torch.utils.data.get_worker_info()` (PyTorch is not installed
+ * here), answering as in a DataLoader worker (id and num_workers from
+ * FAKE_WORKER_ID and FAKE_NUM_WORKERS) or, without them, as in the main
+ * process (None). Returns the directory to put on PYTHONPATH.
+ */
+async function writeFakeTorch(root: string): Promise<string> {
+  const base = join(root, "fake-torch");
+  await mkdir(join(base, "torch", "utils"), { recursive: true });
+  await writeFile(join(base, "torch", "__init__.py"), "from . import utils\n");
+  await writeFile(join(base, "torch", "utils", "__init__.py"), "from . import data\n");
+  await writeFile(
+    join(base, "torch", "utils", "data.py"),
+    [
+      "import os, types",
+      "def get_worker_info():",
+      "    if 'FAKE_WORKER_ID' not in os.environ: return None",
+      "    return types.SimpleNamespace(id=int(os.environ['FAKE_WORKER_ID']), num_workers=int(os.environ['FAKE_NUM_WORKERS']))",
+      "",
+    ].join("\n"),
+  );
+  return base;
+}
+
 describe("README: feeding training jobs (integration, real radosgw)", () => {
   let s3: TestS3;
   let bucket: string;
@@ -71,6 +98,40 @@ describe("README: feeding training jobs (integration, real radosgw)", () => {
     }
     const shards = seen.map((name) => name.replace(/^train\//, ""));
     assert.deepEqual([...shards].sort(), Array.from({ length: SHARDS }, (_, i) => `shard-${String(i).padStart(6, "0")}.tar`).sort());
+  });
+
+  it("torchrun with DataLoader workers: the README's Python sets S3X_WORKER, and ranks × workers read every shard once", async function () {
+    this.timeout(180_000);
+    const readme = await readFile(join(REPO, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Feeding training jobs"));
+    const python = /```python\n([\s\S]*?)```/.exec(section)?.[1];
+    const opened = /^torchrun .*# each worker opens: pipe:(.*)$/m.exec(section)?.[1];
+    assert.ok(python && opened, "the README's training section has the Python lines and the torchrun line");
+    const command = opened.trim().replace(/^s3x /, "").replace("s3://bucket/", `s3://${bucket}/`).split(/\s+/);
+    const fakeTorch = await writeFakeTorch(dir);
+    // What each DataLoader worker runs: the README's lines, then the pipe it opens, read as tarfile reads it.
+    const worker = [
+      "import os, subprocess, sys, tarfile, torch",
+      python,
+      `p = subprocess.Popen([${JSON.stringify(process.execPath)}, ${JSON.stringify(S3X_BIN)}, ${command.map((a) => JSON.stringify(a)).join(", ")}, "--endpoint-url", ${JSON.stringify(s3.endpoint)}], stdout=subprocess.PIPE)`,
+      "with tarfile.open(fileobj=p.stdout, mode='r|') as t:",
+      "    for m in t: print(m.name)",
+      "sys.exit(p.wait())",
+    ].join("\n");
+    for (const [ranks, workers] of [[2, 3], [3, 2], [1, 4]] as const) {
+      const readBy = new Map<string, string>();
+      for (let rank = 0; rank < ranks; rank++) {
+        for (let id = 0; id < workers; id++) {
+          const env = { ...s3.env, PYTHONPATH: fakeTorch, FAKE_WORKER_ID: String(id), FAKE_NUM_WORKERS: String(workers), RANK: String(rank), WORLD_SIZE: String(ranks) };
+          const { stdout } = await run("python3", ["-c", worker], { env });
+          for (const name of stdout.trim().split("\n").filter(Boolean)) {
+            assert.equal(readBy.has(name), false, `${ranks} ranks × ${workers} workers: ${name} read by ${readBy.get(name)} and ${rank}/${id}`);
+            readBy.set(name, `${rank}/${id}`);
+          }
+        }
+      }
+      assert.deepEqual([...readBy.keys()].sort(), Array.from({ length: SHARDS }, (_, i) => `train/shard-${String(i).padStart(6, "0")}.tar`));
+    }
   });
 
   it("a Slurm job array: each task's `cp -r PREFIX DIR --shard auto` downloads its share, together everything", async () => {

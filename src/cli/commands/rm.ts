@@ -84,6 +84,7 @@ async function runRmSet(args: RmArgs, loc: Location | undefined, argv: readonly 
   if (args.uploads) throw new UsageError("--uploads cannot be combined with --from or --shard");
   if (args.from === undefined && !args.recursive) throw new UsageError("--shard goes with --recursive (or --from)");
   if (args.shuffle !== undefined) throw new UsageError("rm does not take --shuffle (the order of deletions changes nothing)");
+  if (args["shard-balance"] !== undefined) throw new UsageError("rm does not take --shard-balance (rm -r --shard splits by a hash of each key, since its workers change the listing)");
   const spec = args.from !== undefined ? await manifestSource(args, loc, false) : loc!;
   const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
   const deletions = new DeletionReport(session);

@@ -5,7 +5,7 @@ import { asDirectoryPrefix } from "../../plan/keys.js";
 import { formatLocation, UsageError, type Location } from "../../plan/location.js";
 import { parseManifest, refuseCollisions } from "../../plan/manifest.js";
 import type { SetOrder } from "../../plan/set-order.js";
-import { parseShardOption } from "../../plan/shard.js";
+import { describeShard, flatShard, parseShardOption, SHARD_BALANCES, type ShardBalance } from "../../plan/shard.js";
 import { parseSeed } from "../../plan/shuffle.js";
 import type { SetSourceSpec } from "../../engine/set-executor.js";
 
@@ -20,6 +20,7 @@ export interface SelectionArgs {
   attribute?: string;
   shard?: string;
   "shard-count"?: number;
+  "shard-balance"?: string;
   shuffle?: string;
   /** A stream destination's objects as tar entries. */
   tar?: boolean;
@@ -27,7 +28,8 @@ export interface SelectionArgs {
 
 export function withShardOptions<T>(y: Argv<T>) {
   return y
-    .option("shard", { type: "string", describe: "take shard I of N (0-based, I/N): a split of the objects balanced by bytes, the same on every run; auto: I and N from torchrun, Slurm arrays, Kubernetes Indexed Jobs or MPI", group: "Selection:" })
+    .option("shard", { type: "string", describe: "take shard I of N (0-based, I/N): a split of the objects, the same on every run; auto: I and N from torchrun, Slurm (srun, arrays), Kubernetes Indexed Jobs or MPI. $S3X_WORKER=ID/COUNT splits the shard among DataLoader workers", group: "Selection:" })
+    .option("shard-balance", { type: "string", describe: "what --shard balances between shards: bytes (default: the same transfer time) or count (the same number of objects, within 1, as DDP needs)", group: "Selection:" })
     .option("shard-count", { type: "number", describe: "with --shard auto under a Kubernetes Indexed Job: the number of completions (default $S3X_SHARD_COUNT)", group: "Selection:" })
     .option("shuffle", { type: "string", describe: "take the objects in an order given by this seed (the same on every worker; a new seed per epoch), before sharding", group: "Selection:" });
 }
@@ -66,15 +68,35 @@ export async function manifestSource(args: SelectionArgs, base: Location | undef
   return { kind: "named", objects, name };
 }
 
-/** --shuffle and --shard, checked; `note` says which launcher --shard auto found. */
-export function setOrderOf(args: SelectionArgs, filters: FilterSet, note: (line: string) => void): SetOrder | undefined {
-  if (args.shard === undefined && args.shuffle === undefined) {
+/**
+ * --shuffle and --shard, checked. `note` (a line for people, not with
+ * --quiet) says which launcher --shard auto found, once per process, and
+ * that this worker's share is empty when it is; `debug` gets the share's
+ * object and byte counts.
+ */
+export function setOrderOf(args: SelectionArgs, filters: FilterSet, note: (line: string) => void, debug?: (line: string) => void): SetOrder | undefined {
+  if (args.shard === undefined) {
     if (args["shard-count"] !== undefined) throw new UsageError("--shard-count goes with --shard auto");
-    return undefined;
+    if (args["shard-balance"] !== undefined) throw new UsageError("--shard-balance goes with --shard");
   }
+  if (args.shard === undefined && args.shuffle === undefined) return undefined;
+  const shardBalance = shardBalanceOf(args["shard-balance"]);
   const shard = args.shard !== undefined ? parseShardOption(args.shard, process.env, args["shard-count"]) : undefined;
-  if (shard && args.shard === "auto") note(`s3x: shard ${shard.index} of ${shard.count}, from ${shard.source}`);
-  return { shuffleSeed: args.shuffle !== undefined ? parseSeed(args.shuffle) : undefined, shard, filters };
+  if (shard && (args.shard === "auto" || shard.within)) note(`s3x: ${describeShard(shard)}`);
+  const onShare: SetOrder["onShare"] = (share) => {
+    if (!shard) return;
+    debug?.(`${describeShard(shard)}: ${share.objects} of the ${share.ofObjects} objects, ${share.bytes} bytes (balanced by ${shardBalance})`);
+    // More workers than objects: an empty share is legitimate (exit 0), but an idle worker should not go unremarked.
+    if (share.objects === 0 && share.ofObjects > 0) note(`s3x: this worker's share is empty: ${share.ofObjects} objects split ${flatShard(shard).count} ways leave none to it`);
+  };
+  return { shuffleSeed: args.shuffle !== undefined ? parseSeed(args.shuffle) : undefined, shard, shardBalance, onShare, filters };
+}
+
+function shardBalanceOf(value: string | undefined): ShardBalance {
+  if (value === undefined) return "bytes";
+  const balance = SHARD_BALANCES.find((b) => b === value.trim());
+  if (!balance) throw new UsageError(`invalid --shard-balance "${value}": expected ${SHARD_BALANCES.join(" or ")}`);
+  return balance;
 }
 
 async function readStdin(): Promise<string> {

@@ -83,7 +83,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
     dryrun: args.dryrun,
   };
   const options = setOptions(mode, session, args, copying);
-  options.order = setOrderOf(args, filters, (line) => session.printer.note(line));
+  options.order = setOrderOf(args, filters, (line) => session.printer.note(line), session.context.debug);
   if (toStream) options.framing = args.tar ? "tar" : "raw";
   else if (args.tar) throw new UsageError("--tar goes with a stream destination (cat, or cp --recursive to -)");
   const started = Date.now();

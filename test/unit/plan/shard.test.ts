@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { UsageError } from "../../../src/plan/location.js";
-import { assignShards, parseShardOption, pickShard, shardOfKey } from "../../../src/plan/shard.js";
+import { assignShards, describeShard, flatShard, parseShardOption, pickShard, shardOfKey } from "../../../src/plan/shard.js";
 import { assertGoodSplit, seededRandom } from "../../support/shard-checks.js";
 
 interface Keyed {
@@ -54,6 +54,23 @@ describe("plan/shard: assignShards and pickShard", function () {
     assert.deepEqual(assignShards([{ size: 5 }, { size: 0 }], 4, (e) => e.size), [0, 1]);
     assert.deepEqual(pickShard([{ size: 5 }], { index: 3, count: 4 }, (e) => e.size), []);
     assert.deepEqual(assignShards([], 3, () => 0), []);
+  });
+
+  it("--shard-balance count: object counts within 1 of each other for N = 1..17, bytes balanced among equal counts", () => {
+    const listing = randomListing(3, 5000);
+    for (let n = 1; n <= 17; n++) {
+      const counts = new Array<number>(n).fill(0);
+      for (const shard of assignShards(listing, n, (e) => e.size, "count")) counts[shard]++;
+      assert.ok(Math.max(...counts) - Math.min(...counts) <= 1, `N=${n}: ${counts.join(",")}`);
+      assert.deepEqual(assignShards(listing, n, (e) => e.size, "count"), assignShards(listing, n, (e) => e.size, "count"), "the same split when run again");
+    }
+    // What the issue measured: balanced by bytes, ranks get different counts; by count they do not.
+    const skewed = [{ size: 1000 }, ...Array.from({ length: 60 }, () => ({ size: 10 }))];
+    const countsOf = (balance: "bytes" | "count") => [0, 1].map((index) => pickShard(skewed, { index, count: 2 }, (e) => e.size, balance).length);
+    assert.deepEqual(countsOf("bytes"), [1, 60]);
+    assert.deepEqual(countsOf("count"), [30, 31]);
+    // Sizes still count among shards of equal counts: the two big entries go to different shards.
+    assert.deepEqual(assignShards([{ size: 100 }, { size: 1 }, { size: 100 }, { size: 1 }], 2, (e) => e.size, "count"), [0, 1, 1, 0]);
   });
 
   it("refuses a bad count, index or size (a programming error, not user input)", () => {
@@ -139,27 +156,77 @@ describe("plan/shard: parseShardOption", () => {
     assert.deepEqual(parseShardOption("auto", { PMI_RANK: "15", PMI_SIZE: "16" }), { index: 15, count: 16, source: "MPI (PMI_RANK=15, PMI_SIZE=16)" });
   });
 
-  it("asks the launchers in order: torchrun, Slurm array, Kubernetes, Open MPI, PMI", () => {
-    const all = {
-      RANK: "1",
-      WORLD_SIZE: "2",
-      SLURM_ARRAY_TASK_ID: "2",
-      SLURM_ARRAY_TASK_COUNT: "3",
-      JOB_COMPLETION_INDEX: "3",
-      S3X_SHARD_COUNT: "4",
-      OMPI_COMM_WORLD_RANK: "4",
-      OMPI_COMM_WORLD_SIZE: "5",
-      PMI_RANK: "5",
-      PMI_SIZE: "6",
-    };
-    const order: string[] = [];
-    let env: Record<string, string> = { ...all };
-    for (const drop of [["RANK", "WORLD_SIZE"], ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"], ["JOB_COMPLETION_INDEX"], ["OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"], ["PMI_RANK"]]) {
-      const spec = parseShardOption("auto", env);
-      order.push(`${spec.index}/${spec.count}`);
-      env = Object.fromEntries(Object.entries(env).filter(([name]) => !drop.includes(name)));
+  it("finds plain srun (SLURM_PROCID/SLURM_NTASKS); a batch script's SLURM_PROCID alone is no launcher", () => {
+    assert.deepEqual(parseShardOption("auto", { SLURM_PROCID: "3", SLURM_NTASKS: "8" }), { index: 3, count: 8, source: "Slurm (SLURM_PROCID=3, SLURM_NTASKS=8)" });
+    assert.throws(() => parseShardOption("auto", { SLURM_PROCID: "8", SLURM_NTASKS: "8" }), usage(/SLURM_PROCID=8 is not below the worker count 8/));
+    assert.throws(() => parseShardOption("auto", { SLURM_PROCID: "0" }), usage(/no launcher found/));
+    // sbatch --array=0-15 runs its script with SLURM_PROCID=0 and SLURM_NTASKS=1: one task splits nothing.
+    const arrayTask = { SLURM_ARRAY_TASK_ID: "5", SLURM_ARRAY_TASK_COUNT: "16", SLURM_PROCID: "0", SLURM_NTASKS: "1" };
+    assert.deepEqual(parseShardOption("auto", arrayTask), { index: 5, count: 16, source: "Slurm job array (SLURM_ARRAY_TASK_ID=5, SLURM_ARRAY_TASK_COUNT=16)" });
+  });
+
+  it("takes launchers that agree (srun --mpi sets PMI_RANK too), and refuses ones that disagree, naming both on one line", () => {
+    assert.equal(parseShardOption("auto", { RANK: "3", WORLD_SIZE: "8", SLURM_PROCID: "3", SLURM_NTASKS: "8", PMI_RANK: "3", PMI_SIZE: "8" }).source, "torchrun (RANK=3, WORLD_SIZE=8)");
+    const refused = (env: Record<string, string>, pattern: RegExp) =>
+      assert.throws(() => parseShardOption("auto", env), (err: unknown) => usage(pattern)(err) && !(err as Error).message.includes("\n"), JSON.stringify(env));
+    refused({ RANK: "1", WORLD_SIZE: "4", SLURM_PROCID: "3", SLURM_NTASKS: "8" }, /^--shard auto: torchrun \(RANK=1, WORLD_SIZE=4\) and Slurm \(SLURM_PROCID=3, SLURM_NTASKS=8\) disagree/);
+    refused({ RANK: "1", WORLD_SIZE: "4", SLURM_PROCID: "2", SLURM_NTASKS: "4" }, /torchrun .* and Slurm .* disagree/);
+    refused({ SLURM_ARRAY_TASK_ID: "2", SLURM_ARRAY_TASK_COUNT: "3", JOB_COMPLETION_INDEX: "3", S3X_SHARD_COUNT: "4" }, /Slurm job array .* and Kubernetes Indexed Job .* disagree/);
+    refused({ OMPI_COMM_WORLD_RANK: "4", OMPI_COMM_WORLD_SIZE: "5", PMI_RANK: "5", PMI_SIZE: "6" }, /Open MPI .* and MPI .* disagree/);
+    // Without torchrun's own variable, a world that is a multiple of srun's is still two answers.
+    refused({ RANK: "5", WORLD_SIZE: "16", SLURM_PROCID: "1", SLURM_NTASKS: "2" }, /torchrun .* and Slurm .* disagree/);
+  });
+
+  it("takes torchrun's ranks when torchrun runs one agent per srun task, mpirun rank or pod (TORCHELASTIC_RUN_ID, a multiple)", () => {
+    const nested = { RANK: "13", WORLD_SIZE: "16", TORCHELASTIC_RUN_ID: "job-7", SLURM_PROCID: "1", SLURM_NTASKS: "2" };
+    assert.deepEqual(parseShardOption("auto", nested), { index: 13, count: 16, source: "torchrun (RANK=13, WORLD_SIZE=16)" });
+    assert.throws(() => parseShardOption("auto", { ...nested, SLURM_NTASKS: "3" }), usage(/torchrun .* and Slurm .* disagree/));
+    // An Indexed Job's pods as torchrun's nodes: the pod gives no count, and needs none.
+    assert.equal(parseShardOption("auto", { RANK: "9", WORLD_SIZE: "32", JOB_COMPLETION_INDEX: "2" }).index, 9);
+  });
+
+  it("splits the shard among DataLoader workers with S3X_WORKER=ID/COUNT, with --shard auto or I/N", () => {
+    assert.deepEqual(parseShardOption("auto", { RANK: "1", WORLD_SIZE: "2", S3X_WORKER: "3/4" }), {
+      index: 1,
+      count: 2,
+      source: "torchrun (RANK=1, WORLD_SIZE=2)",
+      within: { index: 3, count: 4, source: "S3X_WORKER=3/4" },
+    });
+    assert.deepEqual(parseShardOption("1/2", { S3X_WORKER: "0/2" }).within, { index: 0, count: 2, source: "S3X_WORKER=0/2" });
+    // One process (no launcher) with DataLoader workers: the whole set is its shard.
+    assert.deepEqual(parseShardOption("auto", { S3X_WORKER: "1/3" }), { index: 0, count: 1, source: "one process (no launcher found)", within: { index: 1, count: 3, source: "S3X_WORKER=1/3" } });
+    assert.equal(describeShard(parseShardOption("auto", { RANK: "1", WORLD_SIZE: "2", S3X_WORKER: "3/4" })), "shard 1 of 2, from torchrun (RANK=1, WORLD_SIZE=2); part 3 of 4 of it, from S3X_WORKER=3/4");
+    assert.deepEqual(flatShard({ index: 1, count: 2, source: "", within: { index: 3, count: 4, source: "" } }), { index: 7, count: 8 });
+    for (const bad of ["4/4", "1", "a/4", "1/0", "-1/4", "1/4/2"]) {
+      assert.throws(() => parseShardOption("auto", { RANK: "0", WORLD_SIZE: "1", S3X_WORKER: bad }), usage(new RegExp(`^S3X_WORKER="${bad.replace(/[/]/g, "\\/")}" is not ID/COUNT`)), bad);
     }
-    assert.deepEqual(order, ["1/2", "2/3", "3/4", "4/5", "5/6"]);
+  });
+
+  it("ranks × DataLoader workers from the environment read every entry exactly once, for every combination", () => {
+    const listing = randomListing(11, 3000);
+    for (const balance of ["bytes", "count"] as const) {
+      for (let ranks = 1; ranks <= 5; ranks++) {
+        for (let workers = 1; workers <= 5; workers++) {
+          const seen = new Map<Keyed, string>();
+          for (let rank = 0; rank < ranks; rank++) {
+            const rankShare = pickShard(listing, parseShardOption("auto", { RANK: String(rank), WORLD_SIZE: String(ranks) }), (e) => e.size, balance);
+            const union: Keyed[] = [];
+            for (let worker = 0; worker < workers; worker++) {
+              const spec = parseShardOption("auto", { RANK: String(rank), WORLD_SIZE: String(ranks), S3X_WORKER: `${worker}/${workers}` });
+              for (const entry of pickShard(listing, spec, (e) => e.size, balance)) {
+                const label = `${balance} ${ranks}×${workers}`;
+                assert.equal(seen.has(entry), false, `${label}: ${entry.key} read by ${seen.get(entry)} and ${rank}/${worker}`);
+                seen.set(entry, `${rank}/${worker}`);
+                union.push(entry);
+              }
+            }
+            // A rank's workers read exactly its shard: the rank's share does not depend on its number of workers.
+            assert.deepEqual(new Set(union), new Set(rankShare));
+          }
+          assert.equal(seen.size, listing.length, `${balance} ${ranks}×${workers}: every entry read`);
+        }
+      }
+    }
   });
 
   it("refuses malformed launcher values, naming the variable", () => {
@@ -176,7 +243,7 @@ describe("plan/shard: parseShardOption", () => {
   it("says what it looked for when no launcher is found (empty variables count as unset)", () => {
     assert.throws(
       () => parseShardOption("auto", { RANK: "", PATH: "/usr/bin" }),
-      usage(/^--shard auto: no launcher found; looked for torchrun \(RANK\/WORLD_SIZE\), Slurm job array \(.*\), Kubernetes Indexed Job \(JOB_COMPLETION_INDEX .*\), Open MPI \(.*\), MPI \(PMI_RANK\/PMI_SIZE\)\. Give --shard I\/N instead$/),
+      usage(/^--shard auto: no launcher found; looked for torchrun \(RANK\/WORLD_SIZE\), Slurm \(SLURM_PROCID\/SLURM_NTASKS, under srun\), Slurm job array \(.*\), Kubernetes Indexed Job \(JOB_COMPLETION_INDEX .*\), Open MPI \(.*\), MPI \(PMI_RANK\/PMI_SIZE\)\. Give --shard I\/N instead$/),
     );
   });
 });
