@@ -1,4 +1,4 @@
-import { mkdir, open, stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { destinationKey, formatLocation, keyBaseName, UsageError, type Location } from "../plan/location.js";
 import { downloadPartSize } from "../plan/parts.js";
@@ -6,6 +6,7 @@ import type { ObjectRef } from "../s3/operations.js";
 import type { TransferContext } from "./context.js";
 import { copyS3Object, type CopyOptions } from "./copy.js";
 import { downloadObject, type DownloadOptions } from "./download.js";
+import { makeDirectories } from "./local-directories.js";
 import { widenPipe } from "./pipe-size.js";
 import { FdWriter } from "./sinks/fd-writer.js";
 import { ReadAhead } from "./sinks/read-ahead.js";
@@ -109,7 +110,7 @@ function reorderWindow(concurrency: number): ReadAhead {
 async function localDestination(path: string, baseName: string): Promise<{ path: string; special: boolean }> {
   const existing = await stat(path).catch(() => undefined);
   const target = existing?.isDirectory() || path.endsWith("/") ? join(path, baseName) : path;
-  await mkdir(dirname(target), { recursive: true });
+  await makeDirectories(dirname(target));
   const targetStat = await stat(target).catch(() => undefined);
   if (targetStat?.isDirectory()) throw new UsageError(`${target} is a directory`);
   return { path: target, special: targetStat !== undefined && !targetStat.isFile() };

@@ -1,4 +1,4 @@
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isFolderMarker } from "../plan/keys.js";
 import { UsageError } from "../plan/location.js";
@@ -8,6 +8,7 @@ import type { EntryState } from "../plan/sync.js";
 import type { ObjectRef } from "../s3/operations.js";
 import type { TransferContext } from "./context.js";
 import { headWithRetries } from "./download/range-fetch.js";
+import { makeDirectories } from "./local-directories.js";
 import { listObjectPages } from "./listing.js";
 import { RequestError } from "./retry.js";
 import { PathStats, walkFiles } from "./walk.js";
@@ -223,7 +224,7 @@ export class LocalTreeDestination implements SetDestination<LocalTarget> {
   /** Creates the directory (and its parents) if need be. */
   static async open(ctx: TransferContext, path: string): Promise<LocalTreeDestination> {
     const root = resolve(path);
-    await mkdir(root, { recursive: true });
+    await makeDirectories(root);
     return new LocalTreeDestination(ctx, root, path);
   }
 

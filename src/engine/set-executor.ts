@@ -1,4 +1,4 @@
-import { mkdir, open, stat, unlink } from "node:fs/promises";
+import { open, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { asDirectoryPrefix } from "../plan/keys.js";
 import type { Location } from "../plan/location.js";
@@ -11,6 +11,7 @@ import type { TransferContext } from "./context.js";
 import { copyS3Object } from "./copy.js";
 import { deleteKeys, deleteOne } from "./delete.js";
 import { downloadObject, downloadPartCount } from "./download.js";
+import { makeDirectories } from "./local-directories.js";
 import { s3Url } from "./object-url.js";
 import { widenPipe } from "./pipe-size.js";
 import { LocalTreeDestination, LocalTreeSource, NamedObjectsSource, S3PrefixDestination, S3PrefixSource, StreamDestination, type NamedObject, type StreamTarget } from "./set-ends.js";
@@ -212,7 +213,7 @@ function downloads(ctx: TransferContext, options: SetOptions, root: string): Set
     async transfer(entry, target) {
       const parent = dirname(target.path);
       if (!madeDirectories.has(parent)) {
-        await mkdir(parent, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+        await makeDirectories(parent).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== "EEXIST" && err.code !== "ENOTDIR") throw err;
           throw new Error(`${parent}: a file of the same name is in the way (the key clashes with another key)`);
         });

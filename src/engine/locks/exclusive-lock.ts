@@ -119,13 +119,22 @@ export class ExclusiveLock {
     else await unlink(this.path).catch(() => undefined);
   }
 
-  /** Creates the lock file with our record; false when one exists. */
+  /**
+   * Creates the lock file with our record; false when one exists. A record
+   * that cannot be written (a full disk) takes its empty file away again:
+   * left behind, it would hold the destination for UNREADABLE_STALE_MS and
+   * stay beside it for good. (Readable by all, 0644: a refused run of
+   * another user names the holder from it; it holds no object data.)
+   */
   private async create(text: string, blocking: boolean): Promise<boolean> {
     try {
       if (blocking) {
         const fd = openSync(this.path, "wx", 0o644);
         try {
           writeSync(fd, text);
+        } catch (err) {
+          rmQuietSync(this.path);
+          throw err;
         } finally {
           closeSync(fd);
         }
@@ -133,6 +142,9 @@ export class ExclusiveLock {
         const handle = await open(this.path, "wx", 0o644);
         try {
           await handle.writeFile(text);
+        } catch (err) {
+          await unlink(this.path).catch(() => undefined);
+          throw err;
         } finally {
           await handle.close();
         }

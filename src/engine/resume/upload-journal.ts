@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { makeDirectories } from "../local-directories.js";
 import type { ChecksumAlgorithm, ObjectAttributes, ObjectRef } from "../../s3/operations.js";
 
 /**
@@ -82,7 +83,7 @@ export async function findUploadRecords(endpoint: string, ref: ObjectRef): Promi
 /** Writes a record (atomically: a temp file renamed into place); returns its path. */
 export async function saveUploadRecord(record: UploadRecord, file?: string): Promise<string> {
   const dir = uploadsDirectory();
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDirectories(dir, 0o700);
   const path = file ?? join(dir, `${destinationPrefix(record.endpoint, record)}-${randomBytes(6).toString("hex")}.json`);
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, JSON.stringify(record) + "\n", { mode: 0o600 });

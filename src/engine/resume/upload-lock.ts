@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { makeDirectories } from "../local-directories.js";
 import { join } from "node:path";
 import type { ObjectRef } from "../../s3/operations.js";
 import { ExclusiveLock, type LockHolder, type Verdict } from "../locks/exclusive-lock.js";
@@ -18,7 +18,7 @@ export interface UploadLock {
 /** Takes the lock of `endpoint`/`ref`, or throws DestinationBusyError (locks/exclusive-lock.ts). */
 export async function lockDestination(endpoint: string, ref: ObjectRef): Promise<UploadLock> {
   const dir = uploadsDirectory();
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDirectories(dir, 0o700);
   const lock = new ExclusiveLock(join(dir, `${destinationPrefix(endpoint, ref)}.lock`), uploadBusyMessage);
   await lock.acquire("", () => undefined);
   return { release: () => lock.release() };

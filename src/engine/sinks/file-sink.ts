@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, futimesSync, openSync, readSync, renameSync } from "node:fs";
+import { closeSync, fchmodSync, futimesSync, openSync, renameSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { DownloadSink, ObjectIdentity, PartialDownload } from "./download-sink.js";
 import type { BlockingWrites, WritePolicies } from "./blocking-writes.js";
 import { DestinationLock } from "./destination-lock.js";
 import { JOURNAL_SUFFIX, type LeftoverIndex } from "./leftover-index.js";
-import { writeBlocking, writeCallLength } from "./write-calls.js";
-import { DEFAULT_FLUSH, exists, journalHeader, JournalWriter, nodeFileSystem, readJournal, type FlushPolicy, type SinkFileSystem } from "./range-journal.js";
+import { readBlocking, readThrough, writeBlocking, writeCallLength } from "./write-calls.js";
+import { assertUnreplaced, ForeignWorkingFileError, openLeftover, PRIVATE_MODE, publishedMode, workingFileState } from "./working-files.js";
+import { createJournal, DEFAULT_FLUSH, journalHeader, JournalWriter, nodeFileSystem, readJournal, type FlushPolicy, type SinkFileSystem } from "./range-journal.js";
 
 /** What tests may replace: the file-system calls (to record their order) and when journal lines are flushed. */
 export interface FileSinkOptions {
@@ -35,6 +36,9 @@ export interface FileSinkOptions {
  * names it and records which ranges are on disk. A run killed at any point
  * (even kill -9) leaves both behind; `--resume` adopts that file (only
  * holding the lock, so only once its owner is dead) and fetches what is missing.
+ *
+ * Working files are created 0600 (the usual mode comes just before the rename) and used only if
+ * s3x made them: a directory others may write to can hold planted ones (working-files.ts).
  *
  * Durability, for ranged downloads (the ones with a journal): a journal line
  * is appended only after its range's fdatasync, in batches (range-journal.ts);
@@ -113,11 +117,11 @@ export class FileSink implements DownloadSink {
     const dead = await this.lock.acquire(basename(this.tempPath), debug, this.writes.smallFiles?.fast === true);
     if (!dead) return;
     const orphan = join(this.directory, dead.temp);
-    // Only a name of ours: a lock file's contents never choose what is deleted elsewhere.
+    // Only a name, and a file, of ours: a (maybe planted) lock file never chooses what is deleted elsewhere.
     if (!dead.temp.startsWith(`.${basename(this.finalPath)}.`) || !dead.temp.endsWith(".s3x-part") || /[/\\]/.test(dead.temp)) return;
-    const journal = await readJournal(this.journalPath, this.directory, this.legacyTemp);
+    const journal = await readJournal(this.journalPath, this.directory, this.legacyTemp).catch(() => undefined);
     if (typeof journal === "object" && journal.temp === orphan) return; // --resume may continue it
-    await this.fs.unlink(orphan).catch(() => undefined);
+    if ((await workingFileState(orphan)) === "own") await this.fs.unlink(orphan).catch(() => undefined);
   }
 
   /**
@@ -135,7 +139,9 @@ export class FileSink implements DownloadSink {
       return this.previous();
     }
     if (found === "unreadable") return { identity: { etag: "", size: -1 }, done: [], location: this.journalPath };
-    if (found.temp !== this.tempPath && !(await exists(found.temp))) {
+    const temp = found.temp === this.tempPath ? "own" : await workingFileState(found.temp);
+    if (typeof temp === "object") return this.refuse(new ForeignWorkingFileError(found.temp, temp.foreign));
+    if (temp === "missing") {
       // Its file was published just before a crash, the journal not yet removed: nothing to resume.
       if (this.lock.held) await this.fs.unlink(this.journalPath).catch(() => undefined);
       return undefined;
@@ -149,11 +155,11 @@ export class FileSink implements DownloadSink {
    * sink opens it: a journal whose temporary file is gone was left by a run
    * killed between its rename and the journal's removal, and is dropped
    * here. A leftover still holding bytes is left for the next download to
-   * this path to report; a live run's lock leaves everything alone.
+   * this path to report; a live run's lock, or a working file not s3x's own, leaves everything alone.
    */
   async dropStaleJournal(): Promise<void> {
-    const found = await readJournal(this.journalPath, this.directory, this.legacyTemp);
-    if (typeof found !== "object" || (await exists(found.temp))) return;
+    const found = await readJournal(this.journalPath, this.directory, this.legacyTemp).catch(() => undefined);
+    if (typeof found !== "object" || (await workingFileState(found.temp)) !== "missing") return;
     try {
       await this.claim(this.debug);
     } catch {
@@ -175,8 +181,8 @@ export class FileSink implements DownloadSink {
       if (typeof found === "object") leftover = found.temp;
     }
     this.leftoverTemp = undefined;
-    // The file before its journal: a journal without its file is recognised as stale.
-    if (leftover !== undefined) await this.fs.unlink(leftover).catch(() => undefined);
+    // The file before its journal: a journal without its file is recognised as stale. Only a file of ours.
+    if (leftover !== undefined && (await workingFileState(leftover)) === "own") await this.fs.unlink(leftover).catch(() => undefined);
     await this.fs.unlink(this.journalPath).catch(() => undefined);
   }
 
@@ -194,41 +200,35 @@ export class FileSink implements DownloadSink {
       this.blocking = { fd, spentUs: 0 };
       return;
     }
-    this.handle = await this.fs.open(this.tempPath, "wx+", 0o644);
+    this.handle = await this.fs.open(this.tempPath, "wx+", PRIVATE_MODE);
     this.createdTemp = true;
     // Size the file up front: positional writes then never extend it. (A
     // one-range object is written in one go: it needs no sizing.)
     if (size > 0 && resumable) await this.handle.truncate(size);
     if (!resumable) return;
-    const journal = await this.fs.open(this.journalPath, "wx", 0o644).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== "EEXIST") throw err;
-      // A leftover this run chose not to continue (it holds the lock): replaced.
-      await this.forgetPrevious();
-      return this.fs.open(this.journalPath, "wx", 0o644);
-    });
-    await journal.write(journalHeader(identity, basename(this.tempPath)));
+    const journal = await createJournal(this.fs, this.journalPath, journalHeader(identity, basename(this.tempPath)), () => this.forgetPrevious());
     this.journal = new JournalWriter(this.handle, journal, this.directory, this.fs, this.options.flush ?? DEFAULT_FLUSH);
   }
 
   /** A one-response object's temporary file, created blocking while creates are fast here (blocking-writes.ts). */
   private async createTemp(): Promise<number> {
     const creates = this.writes.creates;
-    if (creates && !creates.shouldBlock()) return this.fs.openFd(this.tempPath, "wx+", 0o644);
+    if (creates && !creates.shouldBlock()) return this.fs.openFd(this.tempPath, "wx+", PRIVATE_MODE);
     const started = performance.now();
-    const fd = openSync(this.tempPath, "wx+", 0o644);
+    const fd = openSync(this.tempPath, "wx+", PRIVATE_MODE);
     creates?.record((performance.now() - started) * 1000);
     return fd;
   }
 
-  /** Continues the interrupted download previous() found, in its temporary file. */
+  /** Continues the interrupted download previous() found, in its file (checked again once open: previous() saw names). */
   async reopen(): Promise<void> {
     const temp = this.leftoverTemp;
     if (temp === undefined || !this.lock.held) throw new Error(`${this.finalPath}: nothing to continue (or the destination is not locked)`);
     this.closed = false;
+    const { file, journal } = await openLeftover(temp, this.journalPath, (path, flags) => this.fs.open(path, flags)).catch((err: unknown) => this.refuse(err));
+    this.handle = file;
     this.tempPath = temp;
     this.adopted = true;
-    this.handle = await this.fs.open(temp, "r+");
-    const journal = await this.fs.open(this.journalPath, "a");
     this.journal = new JournalWriter(this.handle, journal, this.directory, this.fs, this.options.flush ?? DEFAULT_FLUSH);
   }
 
@@ -288,22 +288,9 @@ export class FileSink implements DownloadSink {
 
   /** Reads back a range already written (to check a checksum over ranges fetched by an earlier run). */
   async read(offset: number, target: Buffer): Promise<void> {
-    if (this.blocking) {
-      for (let filled = 0; filled < target.length; ) {
-        const n = readSync(this.blocking.fd, target, filled, target.length - filled, offset + filled);
-        if (n === 0) throw new Error(`${this.tempPath} is shorter than what was written`);
-        filled += n;
-      }
-      return;
-    }
-    const handle = this.handle;
-    if (!handle) throw new Error("FileSink.read before open");
-    let filled = 0;
-    while (filled < target.length) {
-      const { bytesRead } = await handle.read(target, filled, target.length - filled, offset + filled);
-      if (bytesRead === 0) throw new Error(`${this.tempPath} is shorter than its journal says`);
-      filled += bytesRead;
-    }
+    if (this.blocking) return readBlocking(this.blocking.fd, target, offset, this.tempPath);
+    if (!this.handle) throw new Error("FileSink.read before open");
+    await readThrough(this.handle, target, offset, this.tempPath);
   }
 
   async commit(info: { lastModified?: Date }): Promise<void> {
@@ -313,6 +300,7 @@ export class FileSink implements DownloadSink {
       this.blocking = undefined;
       try {
         if (info.lastModified) futimesSync(blocking.fd, info.lastModified, info.lastModified);
+        fchmodSync(blocking.fd, publishedMode());
       } finally {
         closeSync(blocking.fd);
       }
@@ -333,9 +321,13 @@ export class FileSink implements DownloadSink {
     const handle = this.handle;
     if (!handle) throw new Error("FileSink.commit before open");
     if (info.lastModified) await handle.utimes(info.lastModified, info.lastModified);
-    // A ranged download's bytes and time reach the disk before its name does (see the class comment).
+    await handle.chmod(publishedMode());
+    // A ranged download's bytes and time reach the disk before its name does (see the class comment);
+    // the name, reachable by others for long, goes only to the file written here.
     if (journal) await handle.sync();
+    const written = journal ? await handle.stat() : undefined;
     await this.close();
+    if (written) await assertUnreplaced(this.tempPath, written).catch((err: unknown) => this.refuse(err));
     await this.fs.rename(this.tempPath, this.finalPath).catch((err: unknown) => {
       throw this.clash(err);
     });
@@ -372,6 +364,15 @@ export class FileSink implements DownloadSink {
     await this.fs.unlink(this.journalPath).catch(() => undefined);
     await this.lock.release();
     return false;
+  }
+
+  /** Rethrows `err`; when a working file here is not s3x's, the lock is given up first, so that discard() removes nothing. */
+  private async refuse(err: unknown): Promise<never> {
+    if (err instanceof ForeignWorkingFileError) {
+      this.createdTemp = false;
+      await this.lock.release();
+    }
+    throw err;
   }
 
   /** A rename failing because a directory holds the final name (the user's, or made for keys under it: set-executor tells). */

@@ -1,8 +1,9 @@
-import { open, readFile, rename, stat, unlink, type FileHandle } from "node:fs/promises";
-import { open as openCallback, writeSync } from "node:fs";
+import { open, rename, unlink, type FileHandle } from "node:fs/promises";
+import { constants, open as openCallback, writeSync } from "node:fs";
 import { promisify } from "node:util";
 import { join } from "node:path";
 import type { ObjectIdentity } from "./download-sink.js";
+import { ForeignWorkingFileError, openOwnWorkingFile, PRIVATE_MODE } from "./working-files.js";
 
 /** A byte range [offset, offset + length) of the object. */
 export interface Range {
@@ -16,7 +17,7 @@ export interface Range {
  * order of writes, syncs and renames without timing anything.
  */
 export interface SinkFileSystem {
-  open(path: string, flags: string, mode?: number): Promise<FileHandle>;
+  open(path: string, flags: string | number, mode?: number): Promise<FileHandle>;
   /** An open through the thread pool that gives a plain descriptor (for blocking calls after it). */
   openFd(path: string, flags: string, mode?: number): Promise<number>;
   rename(from: string, to: string): Promise<void>;
@@ -68,9 +69,18 @@ export function journalHeader(identity: ObjectIdentity, tempName: string): strin
 export async function readJournal(journalPath: string, directory: string, legacyTemp: string): Promise<JournalContents | "unreadable" | undefined> {
   let text: string;
   try {
-    text = await readFile(journalPath, "utf8");
-  } catch {
-    return undefined;
+    // Only a journal s3x made (a regular file of this user, not followed through a link): see working-files.ts.
+    const handle = await openOwnWorkingFile(journalPath, constants.O_RDONLY);
+    try {
+      text = await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    if (code === "EACCES" || code === "EPERM") throw new ForeignWorkingFileError(journalPath, "cannot be read by this user");
+    throw err;
   }
   const lines = text.split("\n");
   let header: { etag?: unknown; size?: unknown; temp?: unknown };
@@ -94,12 +104,25 @@ export async function readJournal(journalPath: string, directory: string, legacy
   return { identity: { etag: header.etag, size: header.size }, done, temp };
 }
 
-/** Whether a path exists (a journal whose temporary file is gone is stale). */
-export async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
+
+/**
+ * Creates a journal holding `header`; when one exists (a leftover this run,
+ * holding the lock, chose not to continue), `replace()` removes it first. A header that cannot be written (a full disk) leaves the journal
+ * closed, for the sink's clean-up to remove.
+ */
+export async function createJournal(fs: SinkFileSystem, path: string, header: string, replace: () => Promise<void>): Promise<FileHandle> {
+  const journal = await fs.open(path, "wx", PRIVATE_MODE).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EEXIST") throw err;
+    await replace();
+    return fs.open(path, "wx", PRIVATE_MODE);
+  });
+  try {
+    await journal.write(header);
+  } catch (err) {
+    await journal.close();
+    throw err;
+  }
+  return journal;
 }
 
 /** When journal lines are made durable: after this many bytes are waiting, or this long after the first. */

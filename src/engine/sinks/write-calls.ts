@@ -1,3 +1,5 @@
+import { readSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import type { SinkFileSystem } from "./range-journal.js";
 
 /**
@@ -27,5 +29,23 @@ export function writeBlocking(fs: SinkFileSystem, fd: number, data: Uint8Array, 
     const started = performance.now();
     done += fs.writeSync(fd, data, done, writeCallLength(data.length - done), position + done);
     timed?.((performance.now() - started) * 1000);
+  }
+}
+
+/** Reads `target.length` bytes at `position` with blocking calls (a file written so, read back to verify it). */
+export function readBlocking(fd: number, target: Uint8Array, position: number, path: string): void {
+  for (let filled = 0; filled < target.length; ) {
+    const n = readSync(fd, target, filled, target.length - filled, position + filled);
+    if (n === 0) throw new Error(`${path} is shorter than what was written`);
+    filled += n;
+  }
+}
+
+/** Reads `target.length` bytes at `position` through the thread pool (ranges an earlier run wrote, to verify them). */
+export async function readThrough(handle: FileHandle, target: Uint8Array, position: number, path: string): Promise<void> {
+  for (let filled = 0; filled < target.length; ) {
+    const { bytesRead } = await handle.read(target, filled, target.length - filled, position + filled);
+    if (bytesRead === 0) throw new Error(`${path} is shorter than its journal says`);
+    filled += bytesRead;
   }
 }
