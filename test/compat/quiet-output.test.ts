@@ -59,6 +59,14 @@ describe("aws-quiet output: s3x prints what aws-cli prints (real radosgw)", func
     assert.equal((await metaOf("single/dated.txt")).mtime, expected);
   });
 
+  it("presign --no-sign-request prints the object's plain URL, as aws-cli", async () => {
+    const theirs = await aws.s3(["presign", `s3://${bucket}/signed/plain.txt`, "--no-sign-request"], dir);
+    assert.equal(theirs.code, 0, theirs.stderr);
+    const ours = await s3x(["presign", `s3://${bucket}/signed/plain.txt`, "--no-sign-request"]);
+    assert.equal(ours.code, 0, ours.stderr.toString());
+    assert.equal(ours.stdout.toString(), theirs.stdout);
+  });
+
   it("presign takes bucket/key without s3://, as aws-cli", async () => {
     await putTestObject(s3, bucket, "signed/k.txt", Buffer.from("signed\n"));
     const theirs = await aws.s3(["presign", `${bucket}/signed/k.txt`], dir);

@@ -20,17 +20,19 @@ export function presignBuilder(y: Argv) {
     .group([], "Options:");
 }
 
-/** `s3x presign s3://b/k`: prints a URL anyone can GET the object with until it expires; sends nothing. */
+/**
+ * `s3x presign s3://b/k`: prints a URL anyone can GET the object with until it expires; sends nothing.
+ * With --no-sign-request, as aws-cli: the object's plain URL (for a public object).
+ */
 export async function runPresign(args: PresignArgs): Promise<number> {
   // aws-cli's presign takes `bucket/key` without the scheme too.
   const loc = parseLocation(/^s3:/i.test(args.path) ? args.path : `s3://${args.path}`);
   if (loc.kind !== "s3" || loc.key === "") throw new UsageError(`presign needs s3://bucket/key, got "${args.path}"`);
   const seconds = args["expires-in"];
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_PRESIGN_SECONDS) throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_PRESIGN_SECONDS}, got ${seconds}`);
-  if (!args["sign-request"]) throw new UsageError("presign needs credentials: it cannot go with --no-sign-request");
   const session = await Session.open(args, { progressAllowed: false });
   try {
-    const url = await presignedGetUrl(session.context, { bucket: loc.bucket, key: loc.key }, seconds);
+    const url = await presignedGetUrl(session.context, { bucket: loc.bucket, key: loc.key }, seconds, args["sign-request"]);
     await session.stdout.write(url + "\n");
   } finally {
     await session.close();
