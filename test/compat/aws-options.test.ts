@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { GetObjectAclCommand, HeadObjectCommand } from "@aws-sdk/client-s3";
 import { runS3x } from "../support/cli.js";
 import { freshBucket, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 
@@ -129,4 +130,22 @@ describe("every option of aws s3 COMMAND help is accepted by s3x (real radosgw)"
       assert.deepEqual(refused, []);
     });
   }
+
+  it("--grants, --website-redirect and --no-guess-mime-type reach the stored object, as aws-cli's", async function () {
+    this.timeout(120_000);
+    const allUsers = "http://acs.amazonaws.com/groups/global/AllUsers";
+    const res = await runS3x(["cp", "a.txt", `s3://${bucket}/applied/a.txt`, "--grants", `read=uri=${allUsers}`, "--website-redirect", "/elsewhere", "--no-guess-mime-type", "--endpoint-url", s3.endpoint], { env, cwd: dir });
+    assert.equal(res.code, 0, res.stderr.toString());
+    const acl = await s3.client.send(new GetObjectAclCommand({ Bucket: bucket, Key: "applied/a.txt" }));
+    assert.ok(acl.Grants?.some((g) => g.Grantee?.URI === allUsers && g.Permission === "READ"), JSON.stringify(acl.Grants));
+    const head = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "applied/a.txt" }));
+    assert.equal(head.WebsiteRedirectLocation, "/elsewhere");
+    assert.equal(head.ContentType, "application/octet-stream");
+  });
+
+  it("a bad --grants is a usage error naming it", async () => {
+    const res = await runS3x(["cp", "a.txt", `s3://${bucket}/applied/b.txt`, "--grants", "write=id=x", "--endpoint-url", s3.endpoint], { env, cwd: dir });
+    assert.equal(res.code, 2);
+    assert.equal(res.stderr.toString(), `s3x: cp a.txt s3://${bucket}/applied/b.txt: --grants "write=id=x": permission must be one of: read|readacl|writeacl|full\n`);
+  });
 });
