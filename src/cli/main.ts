@@ -14,6 +14,7 @@ import { packageVersion } from "./version.js";
 import { withCommonOptions } from "./options.js";
 import { explainUsageError } from "./usage.js";
 import { commandFirst } from "./argv-order.js";
+import { applyS3Settings, readS3Settings } from "./s3-config.js";
 
 /**
  * Entry point: parses the command line, runs one command, and turns any
@@ -127,6 +128,12 @@ export async function main(argv: string[]): Promise<number> {
     .middleware((args) => {
       for (const [name, value] of Object.entries(args)) if (value === STDIO_ARG) args[name] = "-";
     }, true)
+    // aws-cli's transfer settings in the config file (`s3 =` of the profile); flags win (cli/s3-config.ts).
+    .middleware(async (args) => {
+      const profile = (typeof args.profile === "string" && args.profile) || process.env.AWS_PROFILE || "default";
+      const lines = applyS3Settings(args, await readS3Settings(profile), argv, profile);
+      if (args.debug) for (const line of lines) process.stderr.write(`s3x: debug: ${line}\n`);
+    })
     .demandCommand(1, "name a command")
     .strict()
     .version(packageVersion())

@@ -64,7 +64,9 @@ function declareCommonOptions<T>(y: Argv<T>) {
     .option("cli-binary-format", { type: "string", hidden: true })
     .option("paginate", { type: "boolean", hidden: true })
     .option("cli-pager", { type: "boolean", hidden: true })
-    .option("cli-auto-prompt", { type: "boolean", hidden: true });
+    .option("cli-auto-prompt", { type: "boolean", hidden: true })
+    // Set by the config file's use_accelerate_endpoint (cli/s3-config.ts): S3 Transfer Acceleration on AWS.
+    .option("use-accelerate-endpoint", { type: "boolean", hidden: true });
 }
 
 export interface CommonArgs {
@@ -80,6 +82,7 @@ export interface CommonArgs {
   "read-timeout": number;
   "cli-connect-timeout"?: number;
   "cli-read-timeout"?: number;
+  "use-accelerate-endpoint"?: boolean;
   "max-attempts": number;
   resolve?: string[];
   "dns-server"?: string[];
@@ -138,6 +141,7 @@ export function s3Settings(args: CommonArgs, config: AwsConfig, concurrency: num
     noSignRequest: !args["sign-request"],
     forcePathStyle: args["force-path-style"],
     payloadSigning: payloadSigningOf(args),
+    useAccelerateEndpoint: args["use-accelerate-endpoint"],
     net,
     requests,
   };
