@@ -1,4 +1,4 @@
-import yargs from "yargs";
+import yargs, { type Argv } from "yargs";
 import { hideBin } from "yargs/helpers";
 import { cpBuilder, runCp, type CpArgs } from "./commands/cp.js";
 import { syncBuilder, runSync } from "./commands/sync.js";
@@ -13,6 +13,8 @@ import { ExitCode, reportError } from "./errors.js";
 import { packageVersion } from "./version.js";
 import { withCommonOptions } from "./options.js";
 import { explainUsageError } from "./usage.js";
+import { commandFirst } from "./argv-order.js";
+import { applyS3Settings, readS3Settings } from "./s3-config.js";
 
 /**
  * Entry point: parses the command line, runs one command, and turns any
@@ -25,7 +27,7 @@ export async function main(argv: string[]): Promise<number> {
   // The shared options are known before the command too, as aws-cli users
   // type them (`s3x --endpoint-url URL ls`): otherwise `--quiet ls` would
   // read "ls" as the value of an unknown option.
-  const parser = withCommonOptions(yargs(argv.map((a) => (a === "-" ? STDIO_ARG : a))))
+  const parser = withCommonOptions(yargs())
     // Every option may come before, between or after the paths, as in aws-cli:
     // a repeatable option takes one value per occurrence (--exclude A --exclude B),
     // never the words after it; and an option has one name, without a camelCase twin.
@@ -126,10 +128,17 @@ export async function main(argv: string[]): Promise<number> {
     .middleware((args) => {
       for (const [name, value] of Object.entries(args)) if (value === STDIO_ARG) args[name] = "-";
     }, true)
+    // aws-cli's transfer settings in the config file (`s3 =` of the profile); flags win (cli/s3-config.ts).
+    .middleware(async (args) => {
+      const profile = (typeof args.profile === "string" && args.profile) || process.env.AWS_PROFILE || "default";
+      const lines = applyS3Settings(args, await readS3Settings(profile), argv, profile);
+      if (args.debug) for (const line of lines) process.stderr.write(`s3x: debug: ${line}\n`);
+    })
     .demandCommand(1, "name a command")
     .strict()
     .version(packageVersion())
     .help()
+    .alias("help", "h")
     .wrap(Math.min(110, process.stderr.columns ?? 100))
     .fail((message, err) => {
       if (err) throw err;
@@ -138,8 +147,9 @@ export async function main(argv: string[]): Promise<number> {
     });
   const commandNames = registeredCommands(parser);
   skipHelpCache(parser);
+  const words = argv[0]?.startsWith("-") || argv[0] === "help" ? commandFirst(argv, commandNames, flagNames([cpBuilder, mvBuilder, syncBuilder, lsBuilder, rmBuilder, mbBuilder, rbBuilder, presignBuilder, catBuilder])) : argv;
   try {
-    await parser.parseAsync();
+    await parser.parseAsync(words.map((a) => (a === "-" ? STDIO_ARG : a)));
   } catch (err) {
     if (err instanceof UsageErrorFromParser) {
       process.stderr.write(`s3x: ${err.message} (see s3x --help)\n`);
@@ -174,6 +184,28 @@ function registeredCommands(parser: object): string[] {
   type Internals = { getInternalMethods?: () => { getCommandInstance?: () => { getCommands?: () => string[] } } };
   const names = (parser as Internals).getInternalMethods?.().getCommandInstance?.().getCommands?.() ?? [];
   return names.map((name) => name.split(" ")[0]);
+}
+
+/**
+ * The names and aliases of every option that takes no value, in any command:
+ * only asked when options come before the command (see argv-order.ts).
+ */
+function flagNames(builders: ((y: Argv) => unknown)[]): (name: string) => boolean {
+  let names: Set<string> | undefined;
+  return (name) => {
+    if (!names) {
+      names = new Set(["help", "h", "version"]);
+      for (const builder of builders) {
+        type Options = { getOptions?: () => { boolean: string[]; alias: Record<string, string[]> } };
+        const options = (builder(yargs([])) as Options).getOptions?.();
+        for (const flag of options?.boolean ?? []) {
+          names.add(flag);
+          for (const alias of options?.alias[flag] ?? []) names.add(alias);
+        }
+      }
+    }
+    return names.has(name) || (name.startsWith("no-") && names.has(name.slice(3)));
+  };
 }
 
 /** Every option name and alias the parser knows at the point it failed. */

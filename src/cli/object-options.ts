@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Argv } from "yargs";
 import { UsageError, type Location } from "../plan/location.js";
-import type { RequestSettings, SseCustomerKey, StorageSettings } from "../engine/connection.js";
+import type { GrantPermission, RequestSettings, SseCustomerKey, StorageSettings } from "../engine/connection.js";
 
 /**
  * aws-cli's options for what objects carry (headers, ACL, encryption) and
@@ -28,6 +28,9 @@ export interface ObjectOptionArgs {
   "sse-c-copy-source"?: string;
   "sse-c-copy-source-key"?: string;
   "request-payer"?: string;
+  grants?: string[];
+  "website-redirect"?: string;
+  "guess-mime-type"?: boolean;
 }
 
 const CANNED_ACLS = ["private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write"];
@@ -50,7 +53,13 @@ export function withObjectOptions<T>(y: Argv<T>) {
     .option("sse-c-key", { type: "string", describe: "the 32-byte SSE-C key (or fileb://FILE) to write and read objects with", group })
     .option("sse-c-copy-source", { type: "string", describe: "S3→S3: the source is SSE-C encrypted: AES256, with --sse-c-copy-source-key", group })
     .option("sse-c-copy-source-key", { type: "string", describe: "the SSE-C key of the copy's source (or fileb://FILE)", group })
-    .option("request-payer", { type: "string", describe: "requester: confirm you pay for requests to a requester-pays bucket (sent on every request)", group });
+    .option("request-payer", { type: "string", describe: "requester: confirm you pay for requests to a requester-pays bucket (sent on every request)", group })
+    .option("grants", { type: "string", array: true, describe: "grants on written objects: PERMISSION=GRANTEE, PERMISSION one of read, readacl, writeacl, full (e.g. read=uri=http://acs.amazonaws.com/groups/global/AllUsers)", group })
+    .option("website-redirect", { type: "string", describe: "x-amz-website-redirect-location of written objects", group })
+    .option("guess-mime-type", { type: "boolean", default: true, describe: "Content-Type from the file name; --no-guess-mime-type sends application/octet-stream", group })
+    // aws-cli skips GLACIER objects unless told otherwise; s3x sends the request and reports the server's answer.
+    .option("force-glacier-transfer", { type: "boolean", hidden: true })
+    .option("ignore-glacier-warnings", { type: "boolean", hidden: true });
 }
 
 /** --request-payer alone, for the commands that read or delete (ls, rm): aws-cli has it on every s3 command. */
@@ -113,7 +122,23 @@ export function storageSettings(args: ObjectOptionArgs): StorageSettings {
   if (args.sse !== undefined && !SSE_MODES.includes(args.sse)) throw new UsageError(`--sse must be AES256 or aws:kms, got "${args.sse}"`);
   if (args["sse-kms-key-id"] !== undefined && !args.sse?.startsWith("aws:kms")) throw new UsageError("--sse-kms-key-id goes with --sse aws:kms");
   if (args.sse !== undefined && args["sse-c"] !== undefined) throw new UsageError("--sse and --sse-c cannot be used together");
-  return { acl: args.acl, sse: args.sse, sseKmsKeyId: args["sse-kms-key-id"] };
+  return { acl: args.acl, grants: grantsOf(args.grants), sse: args.sse, sseKmsKeyId: args["sse-kms-key-id"], websiteRedirect: args["website-redirect"] };
+}
+
+const GRANT_PERMISSIONS: readonly GrantPermission[] = ["read", "readacl", "writeacl", "full"];
+
+/** --grants read=uri=… full=id=…: as aws-cli, a later grant of the same permission replaces an earlier one. */
+function grantsOf(grants: string[] | undefined): StorageSettings["grants"] {
+  if (grants === undefined) return undefined;
+  const headers: NonNullable<StorageSettings["grants"]> = {};
+  for (const grant of grants) {
+    const at = grant.indexOf("=");
+    if (at <= 0) throw new UsageError(`--grants "${grant}": grants should be of the form permission=principal`);
+    const permission = grant.slice(0, at) as GrantPermission;
+    if (!GRANT_PERMISSIONS.includes(permission)) throw new UsageError(`--grants "${grant}": permission must be one of: read|readacl|writeacl|full`);
+    headers[permission] = grant.slice(at + 1);
+  }
+  return headers;
 }
 
 /**

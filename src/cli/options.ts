@@ -53,7 +53,20 @@ function declareCommonOptions<T>(y: Argv<T>) {
     .option("only-show-errors", { type: "boolean", default: false, describe: "print failures only: no per-object lines, summary or progress", group: "Output:" })
     .option("progress", { type: "boolean", default: true, describe: "progress line on a terminal; --no-progress to hide it", group: "Output:" })
     .option("json", { type: "boolean", default: false, describe: "print JSON Lines: one per object, then a summary (with per-address stats)", group: "Output:" })
-    .option("debug", { type: "boolean", default: false, describe: "print addresses, health changes and per-address counters on stderr", group: "Output:" });
+    .option("debug", { type: "boolean", default: false, describe: "print addresses, health changes and per-address counters on stderr", group: "Output:" })
+    // aws-cli's names for the timeouts (seconds; 0 waits forever): they win over --connect-timeout and --read-timeout.
+    .option("cli-connect-timeout", { type: "number", hidden: true })
+    .option("cli-read-timeout", { type: "number", hidden: true })
+    // aws-cli options that shape aws-cli's own output or prompts: accepted so that scripts run, no effect (docs/aws-cli-options.md).
+    .option("output", { type: "string", hidden: true })
+    .option("query", { type: "string", hidden: true })
+    .option("color", { type: "string", hidden: true })
+    .option("cli-binary-format", { type: "string", hidden: true })
+    .option("paginate", { type: "boolean", hidden: true })
+    .option("cli-pager", { type: "boolean", hidden: true })
+    .option("cli-auto-prompt", { type: "boolean", hidden: true })
+    // Set by the config file's use_accelerate_endpoint (cli/s3-config.ts): S3 Transfer Acceleration on AWS.
+    .option("use-accelerate-endpoint", { type: "boolean", hidden: true });
 }
 
 export interface CommonArgs {
@@ -67,6 +80,9 @@ export interface CommonArgs {
   "verify-ssl": boolean;
   "connect-timeout": number;
   "read-timeout": number;
+  "cli-connect-timeout"?: number;
+  "cli-read-timeout"?: number;
+  "use-accelerate-endpoint"?: boolean;
   "max-attempts": number;
   resolve?: string[];
   "dns-server"?: string[];
@@ -82,16 +98,32 @@ export interface CommonArgs {
   debug?: boolean;
 }
 
+/** The longest timer Node keeps (about 24.8 days): a longer one fires at once. */
+const NEVER_MS = 2 ** 31 - 1;
+
+/**
+ * A timeout in ms: aws-cli's --cli-*-timeout when given (0 meaning no
+ * timeout, as there), else s3x's own option.
+ */
+function timeoutMs(name: string, seconds: number, awsSeconds: number | undefined): number {
+  if (awsSeconds === undefined) {
+    positive(name, seconds);
+    return seconds * 1000;
+  }
+  if (!Number.isFinite(awsSeconds) || awsSeconds < 0) throw new UsageError(`--cli-${name} must be a number of seconds (0: no timeout), got ${awsSeconds}`);
+  return awsSeconds === 0 ? NEVER_MS : Math.min(awsSeconds * 1000, NEVER_MS);
+}
+
 /** The connection settings of one run, from the options and the resolved aws configuration (cli/aws-config). */
 export function s3Settings(args: CommonArgs, config: AwsConfig, concurrency: number, debug?: (line: string) => void, requests?: RequestSettings): S3Settings {
   const endpointUrl = config.endpointUrl;
-  positive("connect-timeout", args["connect-timeout"]);
-  positive("read-timeout", args["read-timeout"]);
+  const connectTimeoutMs = timeoutMs("connect-timeout", args["connect-timeout"], args["cli-connect-timeout"]);
+  const readTimeoutMs = timeoutMs("read-timeout", args["read-timeout"], args["cli-read-timeout"]);
   const net: NetOptions = {
     ...DEFAULT_NET_OPTIONS,
-    connectTimeoutMs: args["connect-timeout"] * 1000,
-    firstByteTimeoutMs: args["read-timeout"] * 1000,
-    stallTimeoutMs: args["read-timeout"] * 1000,
+    connectTimeoutMs,
+    firstByteTimeoutMs: readTimeoutMs,
+    stallTimeoutMs: readTimeoutMs,
     // Every address may take every request: when all but one are bad, that one carries the whole load.
     connectionsPerAddress: Math.max(concurrency, 1),
     pinned: pinnedOf(args),
@@ -109,6 +141,7 @@ export function s3Settings(args: CommonArgs, config: AwsConfig, concurrency: num
     noSignRequest: !args["sign-request"],
     forcePathStyle: args["force-path-style"],
     payloadSigning: payloadSigningOf(args),
+    useAccelerateEndpoint: args["use-accelerate-endpoint"],
     net,
     requests,
   };
@@ -236,7 +269,7 @@ const DEFAULT_CONTENT_TYPE = "application/octet-stream";
  * mtime (as rclone does, so it survives S3's upload time).
  */
 export async function objectAttributes(args: AttributeArgs, fileName?: string, mtimeMs?: number): Promise<ObjectAttributes> {
-  const guessed = fileName && args["content-type"] === undefined ? await guessContentType(fileName) : false;
+  const guessed = fileName && args["content-type"] === undefined && args["guess-mime-type"] !== false ? await guessContentType(fileName) : false;
   const metadata = parseMetadata(args.metadata);
   return {
     ...storageSettings(args),

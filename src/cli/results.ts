@@ -62,8 +62,9 @@ export class ResultPrinter {
       if (this.mode !== "quiet") this.stderr(`s3x: ${r.action} failed: ${objectText(r)}: ${reportError(r.error).message}`);
       return;
     }
-    // Nothing about an object whose bytes went to stdout: they are the output.
-    if (this.mode !== "normal" || (r.status === "ok" && r.destination === "-")) return;
+    // Nothing about an object whose bytes went to stdout (they are the output), nor
+    // about an upload from stdin: aws-cli prints no line for either.
+    if (this.mode !== "normal" || (r.status === "ok" && (r.destination === "-" || r.source === "-"))) return;
     this.stdoutLine(`${r.status === "dryrun" ? "(dryrun) " : ""}${r.action}: ${objectText(r)}`);
   }
 

@@ -27,9 +27,11 @@ export function explainUsageError(message: string, argv: readonly string[], know
 
 function explainWord(word: string, argv: readonly string[], commandGiven: boolean, known: ParserVocabulary): string {
   if (spelledAsOption(word, argv)) {
-    const dashes = word.length === 1 ? "-" : "--";
-    const meant = closest(word, known.options.filter((o) => o.length > 1));
-    return `unknown option ${dashes}${word}${meant ? ` (did you mean --${meant}?)` : ""}`;
+    // yargs reports --no-X as X: name the option as typed.
+    const typed = !argv.some((a) => a === `--${word}` || a.startsWith(`--${word}=`)) && argv.includes(`--no-${word}`) ? `no-${word}` : word;
+    const dashes = typed.length === 1 ? "-" : "--";
+    const meant = closest(typed, known.options.filter((o) => o.length > 1));
+    return `unknown option ${dashes}${typed}${meant ? ` (did you mean --${meant}?)` : ""}`;
   }
   if (commandGiven) return `unexpected argument "${word}"`;
   if (AWS_S3_COMMANDS.includes(word)) return `s3x has no ${word} command (it has ${known.commands.join(", ")})`;

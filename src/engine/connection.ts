@@ -6,7 +6,7 @@
  */
 export { connect, type PayloadSigning, type S3Connection, type S3Settings } from "../s3/client.js";
 export type { RequestSettings, SseCustomerKey } from "../s3/request-headers.js";
-export type { ChecksumAlgorithm, ObjectAttributes, ObjectRef, StorageSettings } from "../s3/operations.js";
+export type { ChecksumAlgorithm, GrantPermission, ObjectAttributes, ObjectRef, StorageSettings } from "../s3/operations.js";
 export { describeFailure } from "../s3/errors.js";
 export { DEFAULT_NET_OPTIONS, type AddressStats, type NetOptions, type TlsSettings } from "../net/pools.js";
 export { parseDnsServers, parsePinnedAddresses } from "../net/resolver.js";

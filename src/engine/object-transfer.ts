@@ -28,8 +28,11 @@ export interface ObjectTransferOptions {
   /** The endpoint's identity in local resume records, and whether to resume. */
   resumable: { endpoint: string; resume: boolean };
   download: DownloadOptions;
-  /** An upload's options; `contentTypeFrom` names the file whose extension gives the Content-Type. */
-  uploadOptions(contentTypeFrom?: string): Promise<UploadOptions>;
+  /**
+   * An upload's options; `contentTypeFrom` names the file whose extension gives the Content-Type,
+   * `mtimeMs` is that file's modification time (stored as the object's mtime metadata).
+   */
+  uploadOptions(contentTypeFrom?: string, mtimeMs?: number): Promise<UploadOptions>;
   /** The part size of an upload from stdin (whose size is not known in advance). */
   streamPartSize(): number;
   /** An S3→S3 copy's options, for the destination key. */
@@ -48,7 +51,7 @@ export async function transferObject(ctx: TransferContext, source: Location, des
     const info = await stat(source.path);
     if (info.isDirectory()) throw new UsageError(`${source.path} is a directory (use --recursive)`);
     const ref: ObjectRef = { bucket: dest.bucket, key: destinationKey(dest.key, basename(source.path)) };
-    const { size } = await uploadFile(ctx, source.path, ref, { ...(await options.uploadOptions(source.path)), resumable: options.resumable });
+    const { size } = await uploadFile(ctx, source.path, ref, { ...(await options.uploadOptions(source.path, info.mtimeMs)), resumable: options.resumable });
     return { source: source.path, destination: formatLocation({ kind: "s3", ...ref }), bytes: size };
   }
   if (source.kind === "stream" && dest.kind === "s3") {

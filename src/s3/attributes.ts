@@ -1,16 +1,30 @@
 import type { ObjectCannedACL, ServerSideEncryption, StorageClass } from "./sdk.js";
 
 /**
- * How an object is stored and who may read it (--acl, --sse,
- * --sse-kms-key-id): set on every object s3x writes, a copy too whatever
- * its metadata directive.
+ * How an object is stored and who may read it (--acl, --grants, --sse,
+ * --sse-kms-key-id, --website-redirect): set on every object s3x writes, a
+ * copy too whatever its metadata directive (as aws-cli).
  */
 export interface StorageSettings {
   acl?: string;
+  /** Explicit grants (--grants PERMISSION=GRANTEE): the grantee text as the x-amz-grant-* header carries it. */
+  grants?: Partial<Record<GrantPermission, string>>;
   /** AES256 or aws:kms (x-amz-server-side-encryption). */
   sse?: string;
   sseKmsKeyId?: string;
+  /** x-amz-website-redirect-location. */
+  websiteRedirect?: string;
 }
+
+/** aws-cli's --grants permissions. */
+export type GrantPermission = "read" | "readacl" | "writeacl" | "full";
+
+const GRANT_HEADERS: Record<GrantPermission, string> = {
+  read: "x-amz-grant-read",
+  readacl: "x-amz-grant-read-acp",
+  writeacl: "x-amz-grant-write-acp",
+  full: "x-amz-grant-full-control",
+};
 
 /** What s3x sets on objects it writes. */
 export interface ObjectAttributes extends StorageSettings {
@@ -44,6 +58,8 @@ export function storageHeaders(settings: StorageSettings): Record<string, string
   if (settings.acl !== undefined) headers["x-amz-acl"] = settings.acl;
   if (settings.sse !== undefined) headers["x-amz-server-side-encryption"] = settings.sse;
   if (settings.sseKmsKeyId !== undefined) headers["x-amz-server-side-encryption-aws-kms-key-id"] = settings.sseKmsKeyId;
+  for (const [permission, grantee] of Object.entries(settings.grants ?? {})) headers[GRANT_HEADERS[permission as GrantPermission]] = grantee;
+  if (settings.websiteRedirect !== undefined) headers["x-amz-website-redirect-location"] = settings.websiteRedirect;
   return headers;
 }
 
@@ -53,6 +69,11 @@ export function storageInput(settings: StorageSettings) {
     ACL: settings.acl as ObjectCannedACL | undefined,
     ServerSideEncryption: settings.sse as ServerSideEncryption | undefined,
     SSEKMSKeyId: settings.sseKmsKeyId,
+    GrantRead: settings.grants?.read,
+    GrantReadACP: settings.grants?.readacl,
+    GrantWriteACP: settings.grants?.writeacl,
+    GrantFullControl: settings.grants?.full,
+    WebsiteRedirectLocation: settings.websiteRedirect,
   };
 }
 

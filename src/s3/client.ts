@@ -26,6 +26,8 @@ export interface S3Settings {
   forcePathStyle?: boolean;
   /** Whether upload bodies are hashed into the SigV4 signature (s3/payload-signing.ts). */
   payloadSigning?: PayloadSigning;
+  /** S3 Transfer Acceleration endpoints (bucket.s3-accelerate.amazonaws.com); AWS only. */
+  useAccelerateEndpoint?: boolean;
   net: NetOptions;
   /** --request-payer and SSE-C keys: headers on every request concerned. */
   requests?: RequestSettings;
@@ -59,6 +61,7 @@ export function connect(settings: S3Settings): S3Connection {
   // The endpoint was resolved as aws-cli does (the SDK's lookup knows no --profile).
   config.ignoreConfiguredEndpointUrls = true;
   if (settings.endpointUrl) config.endpoint = settings.endpointUrl;
+  else if (settings.useAccelerateEndpoint) config.useAccelerateEndpoint = true;
   if (settings.profile) config.profile = settings.profile;
   // The SDK's chain skips $AWS_ACCESS_KEY_ID whenever $AWS_PROFILE is set; aws-cli uses it then too.
   if (settings.credentialsFromEnvironment) config.credentials = fromEnv();

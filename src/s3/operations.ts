@@ -5,7 +5,7 @@
  * Each is a thin wrapper over s3/request.ts, the one way requests go out.
  */
 export type { Call, ObjectRef } from "./object-ref.js";
-export type { ObjectAttributes, StorageSettings } from "./attributes.js";
+export type { GrantPermission, ObjectAttributes, StorageSettings } from "./attributes.js";
 export type { ChecksumAlgorithm, ChecksumCall, ChecksumType, ChecksumValue, MultipartChecksum } from "./checksum-fields.js";
 export type { BodySlices } from "./read-body.js";
 export { getRange, headObject, ObjectLargerThanBufferError, type ObjectInfo, type RangeRequest, type RangeResult } from "./object-read.js";

@@ -18,13 +18,24 @@ interface PresignConfig {
 /**
  * A presigned GET URL for an object (aws s3 presign), signed by s3x's own
  * SigV4 (s3/sigv4.ts) with the client's credentials and region; nothing is
- * sent. Addressed as the client addresses it: path-style on a custom
- * endpoint (or with --force-path-style), else virtual-hosted on AWS.
+ * sent. With `signed` false (--no-sign-request) the object's plain URL, as
+ * aws-cli prints then.
  */
-export async function presignGet(client: S3Client, ref: ObjectRef, expiresIn: number, nowMs = Date.now()): Promise<string> {
+export async function presignGet(client: S3Client, ref: ObjectRef, expiresIn: number, nowMs = Date.now(), signed = true): Promise<string> {
   const config = client.config as unknown as PresignConfig;
-  const credentials = await config.credentials();
   const region = await config.region();
+  const { protocol, host, path } = await objectAddress(config, ref, region);
+  if (!signed) return `${protocol}//${host}${path}`;
+  const credentials = await config.credentials();
+  const query = await presignedQuery("GET", host, path, credentials, region, "s3", nowMs + (config.systemClockOffset ?? 0), expiresIn);
+  return `${protocol}//${host}${path}?${queryString(query)}`;
+}
+
+/**
+ * Where an object is, addressed as the client addresses it: path-style on a
+ * custom endpoint (or with --force-path-style), else virtual-hosted on AWS.
+ */
+async function objectAddress(config: PresignConfig, ref: ObjectRef, region: string): Promise<{ protocol: string; host: string; path: string }> {
   let protocol = "https:";
   let hostname = `s3.${region}.amazonaws.com`;
   let port: number | undefined;
@@ -40,6 +51,5 @@ export async function presignGet(client: S3Client, ref: ObjectRef, expiresIn: nu
   const path = `${basePath}${pathStyle ? `/${ref.bucket}` : ""}/${encodeKey(ref.key)}`;
   const defaultPort = (protocol === "https:" && port === 443) || (protocol === "http:" && port === 80);
   const host = port === undefined || defaultPort ? hostname : `${hostname}:${port}`;
-  const query = await presignedQuery("GET", host, path, credentials, region, "s3", nowMs + (config.systemClockOffset ?? 0), expiresIn);
-  return `${protocol}//${host}${path}?${queryString(query)}`;
+  return { protocol, host, path };
 }

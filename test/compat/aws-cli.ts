@@ -40,8 +40,8 @@ export function ensureAwsCliInstalled(log?: (line: string) => void): void {
 }
 
 export interface AwsCli {
-  /** Runs `aws --endpoint-url … s3 ARGS…` in `cwd`. */
-  s3(args: string[], cwd: string): Promise<CommandResult>;
+  /** Runs `aws --endpoint-url … s3 ARGS…` in `cwd`, with `stdin` as its standard input (else empty). */
+  s3(args: string[], cwd: string, stdin?: Buffer): Promise<CommandResult>;
   /** Removes the throw-away HOME and config. */
   dispose(): Promise<void>;
 }
@@ -75,15 +75,17 @@ export function awsCliFor(s3: TestS3): AwsCli {
     AWS_PAGER: "",
   };
   return {
-    s3: (args, cwd) => runCommand(AWS_CLI, ["--endpoint-url", s3.endpoint, "s3", ...args], env, cwd),
+    s3: (args, cwd, stdin) => runCommand(AWS_CLI, ["--endpoint-url", s3.endpoint, "s3", ...args], env, cwd, stdin),
     dispose: () => rm(home, { recursive: true, force: true }),
   };
 }
 
-/** Runs a command to completion with an empty stdin, capturing both outputs as text. */
-export function runCommand(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CommandResult> {
+/** Runs a command to completion with `stdin` (else an empty stdin), capturing both outputs as text. */
+export function runCommand(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, stdin?: Buffer): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(stdin);
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));

@@ -166,10 +166,10 @@ function transferOptions(session: Session, args: CpArgs, partSize: number | unde
     partSize,
     resumable: { endpoint: session.endpoint, resume: args.resume },
     download: { resume: args.resume, verifyEtag: args["verify-etag"] },
-    uploadOptions: async (contentTypeFrom) => ({
+    uploadOptions: async (contentTypeFrom, mtimeMs) => ({
       multipartThreshold: threshold,
       partSize,
-      attributes: await objectAttributes(args, contentTypeFrom),
+      attributes: await objectAttributes(args, contentTypeFrom, mtimeMs),
       keepFailedUpload: args["keep-failed-uploads"],
       checksum: checksumAlgorithmOf(args),
       checksumRequested: checksumRequested(args),

@@ -13,23 +13,26 @@ const DEFAULT_EXPIRES_IN = 3600;
 
 export function presignBuilder(y: Argv) {
   return withCommonOptions(y)
-    .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key" })
+    .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key (or bucket/key, as aws-cli)" })
     .option("expires-in", { type: "number", default: DEFAULT_EXPIRES_IN, describe: `seconds the URL stays valid (at most ${MAX_PRESIGN_SECONDS}, 7 days)` })
     .example("s3x presign s3://bucket/report.pdf", "a URL valid for an hour")
     .example("s3x presign s3://bucket/model.bin --expires-in 600", "a URL valid for 10 minutes (for curl on a machine without credentials)")
     .group([], "Options:");
 }
 
-/** `s3x presign s3://b/k`: prints a URL anyone can GET the object with until it expires; sends nothing. */
+/**
+ * `s3x presign s3://b/k`: prints a URL anyone can GET the object with until it expires; sends nothing.
+ * With --no-sign-request, as aws-cli: the object's plain URL (for a public object).
+ */
 export async function runPresign(args: PresignArgs): Promise<number> {
-  const loc = parseLocation(args.path);
+  // aws-cli's presign takes `bucket/key` without the scheme too.
+  const loc = parseLocation(/^s3:/i.test(args.path) ? args.path : `s3://${args.path}`);
   if (loc.kind !== "s3" || loc.key === "") throw new UsageError(`presign needs s3://bucket/key, got "${args.path}"`);
   const seconds = args["expires-in"];
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_PRESIGN_SECONDS) throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_PRESIGN_SECONDS}, got ${seconds}`);
-  if (!args["sign-request"]) throw new UsageError("presign needs credentials: it cannot go with --no-sign-request");
   const session = await Session.open(args, { progressAllowed: false });
   try {
-    const url = await presignedGetUrl(session.context, { bucket: loc.bucket, key: loc.key }, seconds);
+    const url = await presignedGetUrl(session.context, { bucket: loc.bucket, key: loc.key }, seconds, args["sign-request"]);
     await session.stdout.write(url + "\n");
   } finally {
     await session.close();

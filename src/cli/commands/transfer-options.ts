@@ -61,7 +61,9 @@ export function transferOptions<T>(y: Argv<T>) {
     .option("checksum-algorithm", { type: "string", describe: "checksum sent with uploads: CRC32C, CRC32, CRC64NVME, SHA256 or none; given, a server that does not check it is an error (default: $S3X_CHECKSUM_ALGORITHM, else CRC32C wherever the server checks it, dropped where it does not)", group: "Integrity:" })
     .option("verify-etag", { type: "boolean", default: false, describe: "check downloaded single-part objects against their MD5 ETag", group: "Integrity:" })
     .option("resume", { type: "boolean", default: false, describe: "continue interrupted uploads and downloads instead of starting over", group: "Integrity:" })
-    .option("expected-size", { type: "string", describe: "uploads from stdin: the stream's expected size (e.g. 200GiB), so parts are large enough to stay within 10,000", group: "Transfer:" });
+    .option("expected-size", { type: "string", describe: "uploads from stdin: the stream's expected size (e.g. 200GiB), so parts are large enough to stay within 10,000", group: "Transfer:" })
+    // One region per run for now: every request is signed for --region (docs/aws-cli-options.md).
+    .option("source-region", { type: "string", describe: "S3→S3: the source bucket's region (accepted for aws-cli scripts; s3x signs every request for --region)", group: "Transfer:" });
 }
 
 /** --multipart-threshold, checked against S3's single PUT limit. */
