@@ -4,7 +4,7 @@ import { ChecksumIgnoredError } from "../engine/integrity/checksum-support.js";
 import { LostCompletionError } from "../engine/multipart-commit.js";
 import { UsageError } from "../plan/location.js";
 import { RequestError } from "../engine/retry.js";
-import { describeFailure } from "../engine/connection.js";
+import { CredentialSourceError, describeFailure } from "../engine/connection.js";
 import { ChecksumMismatchError } from "../engine/download.js";
 
 /** Exit statuses, documented in the README. */
@@ -75,6 +75,8 @@ function describeError(err: unknown): ReportedError {
     const path = errno.path ? `${errno.path}: ` : "";
     return { message: `${path}${LOCAL_ERRORS[errno.code]}`, exitCode: ExitCode.failed };
   }
+  // A profile's own credential provider failed (s3/credentials.ts): its message names the profile, the provider and the cause.
+  if (err instanceof CredentialSourceError) return { message: err.message, exitCode: ExitCode.failed };
   if (isCredentialsError(errno)) {
     // aws-cli's words and how to give credentials; the SDK's message for "none anywhere" says neither.
     const detail = /could not load credentials from any providers/i.test(errno.message) ? "" : ` (${firstLine(errno.message)})`;
@@ -103,7 +105,7 @@ export function errorCode(err: unknown): string | undefined {
 }
 
 function isCredentialsError(err: unknown): err is Error {
-  return (err as Error | undefined)?.name === "CredentialsProviderError";
+  return (err as Error | undefined)?.name === "CredentialsProviderError" || err instanceof CredentialSourceError;
 }
 
 export function isBrokenPipe(err: unknown): boolean {

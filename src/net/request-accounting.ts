@@ -59,6 +59,11 @@ export class RequestAccounting {
     if (this.answered && this.sendingBytes === 0) this.tracked?.progress(n);
   }
 
+  /** s3x's consumer stopped (`held`) or restarted reading the response: that wait is not the network's (net/stragglers.ts). */
+  holdReads(held: boolean): void {
+    if (!this.done) this.tracked?.holdReads(held);
+  }
+
   /** The response head is in. */
   answer(status: number): void {
     this.answered = true;

@@ -1,23 +1,8 @@
 // The straggler watch: cancels large requests that crawl or stall on one address, so their retry goes elsewhere.
 import { loopLag, type LagSource } from "./loop-lag.js";
+import { TrackedRequest, type RequestJudge, type WatchedAddress } from "./tracked-request.js";
 
-/**
- * What the watch needs of an address (net/pools/ has the real thing): the
- * watch imports no pool module, so the pools can own a watch.
- */
-export interface WatchedAddress {
-  readonly address: string;
-  readonly retired: boolean;
-  /** When bytes last moved to or from it, in observed time (see loop-lag.ts). */
-  readonly lastBytesAt: number;
-  /** `stragglers` is counted here; `hedges` and `hedgesWon` by the hedger (engine/), through TrackedRequest.address. */
-  readonly counters: { stragglers: number; hedges: number; hedgesWon: number };
-  isBad(now?: number): boolean;
-  /** Bytes per second in and out over the last two seconds, in wall time. */
-  currentRate(now?: number): number;
-  /** Remembers what went wrong, for --json and --debug. */
-  noteProblem(problem: string): void;
-}
+export { TrackedRequest, type WatchedAddress };
 
 /** The addresses of one host, as the watch sees them (net/pools/host-addresses.ts). */
 export interface AddressBook {
@@ -36,6 +21,17 @@ export interface AddressBook {
  *  - time is "observed time" (wall time minus event-loop lag, see
  *    loop-lag.ts): a loaded machine that could not read its sockets does
  *    not make a request look silent or slow;
+ *  - bytes that arrived but were not yet read count as progress. Node
+ *    does not show a socket's kernel receive queue, so the watch makes sure
+ *    there is none left to read, or that the time is left out: it judges
+ *    after the loop's poll phase (setImmediate), never between a stall's
+ *    end and the reads it delayed; time in which s3x's own consumer held a
+ *    response's reads (TrackedRequest.holdReads) is neither silence nor
+ *    part of a rate, and a held request is not judged;
+ *  - a rate is taken over at least `minAgeMs` of readable time (observed,
+ *    reads not held); when the loop lagged for longer than that within the
+ *    window, or for half the addresses' 2 s meter window, the verdict waits:
+ *    what such figures measure is this process, not the address;
  *  - a rate is judged over a window of seconds, against the median of at
  *    least `minSamples` siblings (requests in flight and recently finished
  *    on the same host), and only when the request's address as a whole
@@ -93,74 +89,6 @@ export class StragglerError extends Error {
   }
 }
 
-/** One request with a large payload, as the watch sees it. */
-export class TrackedRequest {
-  /** Payload bytes moved so far (body sent, then body received). */
-  bytes = 0;
-  /** When the first payload byte moved; undefined before. */
-  firstByteAt: number | undefined;
-  lastProgressAt: number;
-  cancelled = false;
-  /** Wall time at the start, for the rate of a finished request. */
-  readonly startedWallAt: number;
-  /**
-   * (wall time, bytes) at each check, for the recent rate: an upload's first
-   * megabytes vanish into kernel buffers at once. Rates use wall time: lag
-   * delays every request's bytes alike, so it cancels out of a comparison of
-   * rates, and a rate in observed time would overstate a loaded machine's pace.
-   */
-  private readonly samples: { at: number; bytes: number }[] = [];
-
-  constructor(
-    readonly address: WatchedAddress,
-    /** Observed time (see loop-lag.ts) when the request started; all times here are observed. */
-    readonly startedAt: number,
-    /** Payload bytes expected; a request that has moved them all is only waiting for the server. */
-    readonly expectedBytes: number,
-    readonly cancel: (err: Error) => void,
-    private readonly clock: LagSource = loopLag,
-    private readonly watch?: StragglerWatch,
-  ) {
-    this.lastProgressAt = startedAt;
-    this.startedWallAt = clock.wallNow();
-  }
-
-  /** Whether a duplicate on another address would likely finish first (see StragglerWatch.hedgeWorthy). */
-  hedgeWorthy(): boolean {
-    return this.watch?.hedgeWorthy(this) ?? false;
-  }
-
-  /**
-   * A hedged duplicate on another address answered first: it started later
-   * (only once this request was far behind) and still won, so this address
-   * is far slower than that one right now. It goes on the bad list for a
-   * short cooldown, so the transfer's last small requests
-   * (CompleteMultipartUpload) do not queue behind the link the duplicate
-   * just escaped.
-   */
-  lostToHedge(): void {
-    this.watch?.judgeHedgeLoser(this);
-  }
-
-  progress(bytes: number, now = this.clock.observedNow()): void {
-    this.firstByteAt ??= now;
-    this.bytes += bytes;
-    this.lastProgressAt = now;
-  }
-
-  sample(now: number, windowMs: number): void {
-    this.samples.push({ at: now, bytes: this.bytes });
-    while (this.samples.length > 2 && now - this.samples[1].at >= windowMs) this.samples.shift();
-  }
-
-  /** Bytes per ms over the last `windowMs` or more; undefined until that much history exists. */
-  recentRate(now: number, windowMs: number): number | undefined {
-    const oldest = this.samples[0];
-    if (this.firstByteAt === undefined || !oldest || now - oldest.at < windowMs) return undefined;
-    return (this.bytes - oldest.bytes) / (now - oldest.at);
-  }
-}
-
 /**
  * Watches a host's large in-flight requests and cancels the ones that fall
  * far behind their siblings or stop moving, so the retry (which resumes a
@@ -170,12 +98,14 @@ export class TrackedRequest {
  * When everything is slow the server is slow (or this machine is), and
  * moving requests around would not help.
  */
-export class StragglerWatch {
+export class StragglerWatch implements RequestJudge {
   private readonly active = new Set<TrackedRequest>();
   private readonly firstByteLatencies: number[] = [];
   /** Payload rates (bytes/ms) of recently finished requests: the yardstick at the tail of a transfer. */
   private readonly finishedRates: number[] = [];
   private lastFinishAt = 0;
+  /** (wall, lag so far) at each check, back over the address meters' window: how much of it the loop lagged. */
+  private readonly lagHistory: { wall: number; lag: number }[] = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -191,9 +121,15 @@ export class StragglerWatch {
     this.active.add(request);
     if (!this.timer) {
       this.clock.update();
+      // Judged after the loop's next poll phase, not in the timer phase:
+      // after a stall, timers run before the sockets are read, so bytes that
+      // arrived during the stall would not have been seen yet.
       this.timer = setInterval(() => {
-        this.clock.update();
-        this.check();
+        setImmediate(() => {
+          if (!this.timer) return;
+          this.clock.update();
+          this.check();
+        });
       }, this.options.checkEveryMs);
       this.timer.unref();
     }
@@ -236,8 +172,11 @@ export class StragglerWatch {
     // Silences in observed time, rates in wall time (tests pass one simulated time for both).
     const now = at ?? this.clock.observedNow();
     const wall = at ?? this.clock.wallNow();
-    const requests = [...this.active].filter((r) => !r.cancelled);
-    for (const r of requests) r.sample(wall, o.minAgeMs);
+    this.noteLag(wall, wall - now);
+    // A request whose reads s3x's own consumer holds is waiting on this
+    // process, not on the network: neither judged nor a yardstick.
+    const requests = [...this.active].filter((r) => !r.cancelled && !r.readsHeld);
+    for (const r of requests) r.sample(wall, now, o.minAgeMs);
     const firstByteLimit = this.firstByteLimit();
     for (const request of requests) {
       const others = requests.filter((r) => r !== request);
@@ -266,9 +205,9 @@ export class StragglerWatch {
         this.cancel(request, `stalled for ${seconds(silentFor)} s`);
         continue;
       }
-      const rate = request.recentRate(wall, o.minAgeMs);
+      const rate = request.rateOrUndefined(wall, now, o.minAgeMs);
       if (rate === undefined || !this.host.hasAlternative(request.address)) continue;
-      const yardstick = [...others.flatMap((r) => r.recentRate(wall, o.minAgeMs) ?? []), ...this.finishedRates.slice(-16)];
+      const yardstick = [...others.flatMap((r) => r.rateOrUndefined(wall, now, o.minAgeMs) ?? []), ...this.finishedRates.slice(-16)];
       if (yardstick.length < o.minSamples) continue;
       const median = percentile(yardstick, 0.5);
       if (rate * o.slowRatio >= median) continue;
@@ -277,7 +216,7 @@ export class StragglerWatch {
       if (remaining / Math.max(rate, 1e-9) - remaining / median < o.minAgeMs) continue;
       // One slow flow on an address that keeps pace is bad luck (TCP flows
       // sharing a link are not fair), not worth a re-send.
-      if (!this.addressIsSlow(request.address)) continue;
+      if (!this.addressIsSlow(request.address, wall)) continue;
       this.cancel(request, `ran at ${mbps(rate)} MB/s while its siblings ran at ${mbps(median)} MB/s`);
     }
   }
@@ -295,7 +234,7 @@ export class StragglerWatch {
     if (request.cancelled || !this.host.hasAlternative(request.address)) return false;
     const now = at ?? this.clock.observedNow();
     const wall = at ?? this.clock.wallNow();
-    const yardstick = [...this.finishedRates.slice(-16), ...[...this.active].flatMap((r) => (r === request ? [] : (r.recentRate(wall, o.minAgeMs) ?? [])))];
+    const yardstick = [...this.finishedRates.slice(-16), ...[...this.active].flatMap((r) => (r === request ? [] : (r.rateOrUndefined(wall, now, o.minAgeMs) ?? [])))];
     if (yardstick.length < o.minSamples) return false;
     const median = percentile(yardstick, 0.5);
     const usualFirstByte = percentile(this.firstByteLatencies, 0.5);
@@ -318,7 +257,7 @@ export class StragglerWatch {
       const waiting = now - request.lastProgressAt;
       return waiting > fresh + 500;
     } else {
-      const rate = request.recentRate(wall, o.minAgeMs / 2);
+      const rate = request.rateOrUndefined(wall, now, o.minAgeMs / 2);
       if (rate === undefined) return false;
       expectedLeft = remaining / Math.max(rate, 1e-9);
     }
@@ -337,12 +276,35 @@ export class StragglerWatch {
    * under half the pace of the others is a slow front end, worth avoiding
    * for a while.
    */
-  private addressIsSlow(address: WatchedAddress): boolean {
+  private addressIsSlow(address: WatchedAddress, wall: number): boolean {
+    // The meters cover the last ADDRESS_METER_MS of wall time. If the loop
+    // lagged for half of that, they hold too little readable time: which
+    // address's sockets happened to be read first after the stall decides
+    // their figures, so no address is judged slow on them.
+    if (this.lagWithin(wall, ADDRESS_METER_MS) > ADDRESS_METER_MS / 2) return false;
     // The addresses' rate meters count in real wall time (net/pools/address-health.ts), whatever the watch's clock.
     const now = Date.now();
     const others = this.host.addresses.filter((a) => a !== address && !a.retired && !a.isBad(now)).map((a) => a.currentRate(now));
     if (others.length === 0) return false;
     return address.currentRate(now) * 2 < percentile(others, 0.5);
+  }
+
+  private noteLag(wall: number, lag: number): void {
+    this.lagHistory.push({ wall, lag });
+    while (this.lagHistory.length > 2 && wall - this.lagHistory[1].wall >= ADDRESS_METER_MS) this.lagHistory.shift();
+  }
+
+  /**
+   * Event-loop lag (ms) since the newest check at least `spanMs` of wall
+   * time ago (or the oldest kept): a stall that began just before the span
+   * counts whole.
+   */
+  private lagWithin(wall: number, spanMs: number): number {
+    const newest = this.lagHistory[this.lagHistory.length - 1];
+    if (!newest) return 0;
+    let from = this.lagHistory[0];
+    for (const h of this.lagHistory) if (wall - h.wall >= spanMs) from = h;
+    return newest.lag - from.lag;
   }
 
   private cancel(request: TrackedRequest, reason: string): void {
@@ -353,6 +315,9 @@ export class StragglerWatch {
     request.cancel(new StragglerError(request.address.address, reason));
   }
 }
+
+/** The window of the addresses' rate meters (net/rate-meter.ts, the default of AddressHealth's). */
+const ADDRESS_METER_MS = 2_000;
 
 function remember(ring: number[], value: number): void {
   ring.push(value);

@@ -10,6 +10,7 @@ import { learnBucketRoutes } from "./bucket-routes.js";
 import { installRequestSettings, type RequestSettings } from "./request-headers.js";
 import { signPayloads, signsPayloadUnder, type PayloadSigning } from "./payload-signing.js";
 import { HostDirectory, type NetOptions, type AddressStats } from "../net/pools.js";
+import { explainedCredentials, type CredentialProvider } from "./credentials.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
 export interface S3Settings {
@@ -73,6 +74,11 @@ export function connect(settings: S3Settings): S3Connection {
     config.httpAuthSchemeProvider = () => [{ schemeId: "smithy.api#noAuth" }];
   }
   const client = new S3Client(config);
+  // Read by the signers on every request (and by s3/request.ts, s3/presign.ts): a failing profile says what failed.
+  if (!settings.noSignRequest && !settings.credentialsFromEnvironment) {
+    const resolved = client.config as unknown as { credentials: CredentialProvider };
+    resolved.credentials = explainedCredentials(resolved.credentials, settings.profile);
+  }
   trimPerRequestWork(client);
   reuseSigners(client);
   signPayloads(client, settings.payloadSigning ?? "auto");

@@ -161,6 +161,7 @@ export class RawConnection implements SocketReader {
   /** Consumer-driven flow control for the response body. */
   pause(): void {
     this.paused = true;
+    this.exchange?.accounting.holdReads(true);
     this.socket.pause();
     // A body nobody reads yet is not a stalled server.
     this.socket.setTimeout(0);
@@ -169,6 +170,7 @@ export class RawConnection implements SocketReader {
   resume(): void {
     if (this.destroyed) return;
     this.paused = false;
+    this.exchange?.accounting.holdReads(false);
     const held = this.held;
     const exchange = this.exchange;
     if (held && exchange) {

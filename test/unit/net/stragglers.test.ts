@@ -124,6 +124,77 @@ describe("net/stragglers", () => {
     }
   });
 
+  /** A clock the test drives: wall time and event-loop lag move only when told. */
+  function drivenClock() {
+    const clock = { wall: 1_000_000, lagMs: 0, observedNow: () => clock.wall - clock.lagMs, wallNow: () => clock.wall, update: () => undefined };
+    return clock;
+  }
+
+  it("suspends the rate verdict when the event loop stalled for longer than the rate window", () => {
+    const clock = drivenClock();
+    const lagWatch = new StragglerWatch(host, { ...DEFAULT_STRAGGLER_OPTIONS, checkEveryMs: 60_000 }, clock);
+    try {
+      const cancelled: Error[] = [];
+      const b = lagWatch.track(host.addresses[0], 64 * MiB, (err) => cancelled.push(err))!;
+      const siblings = [1, 2, 1, 2].map((i) => lagWatch.track(host.addresses[i], 64 * MiB, () => undefined)!);
+      // 3 s of a healthy fleet: every request at 4 MB/s.
+      for (let step = 0; step < 12; step++) {
+        clock.wall += 250;
+        for (const r of [b, ...siblings]) r.progress(1e6);
+        lagWatch.check();
+      }
+      // The process cannot read its sockets for 2.5 s (a loaded machine)…
+      clock.wall += 2_500;
+      clock.lagMs += 2_500;
+      // …then reads the siblings' waiting bytes first and judges before B's
+      // are read: B "ran at 0.0 MB/s" over the window, and its address's meter
+      // is the one that saw nothing.
+      for (const r of siblings) {
+        r.progress(1e6);
+        host.addresses.find((a) => a === r.address)!.noteBytesIn(1e6);
+      }
+      lagWatch.check();
+      assert.equal(cancelled.length, 0, cancelled.map((e) => e.message).join("; "));
+      assert.equal(host.addresses[0].counters.stragglers, 0);
+    } finally {
+      lagWatch.close();
+    }
+  });
+
+  it("counts bytes left unread while s3x's own consumer held the reads as progress, not as silence or a low rate", () => {
+    const clock = drivenClock();
+    const heldWatch = new StragglerWatch(host, { ...DEFAULT_STRAGGLER_OPTIONS, checkEveryMs: 60_000 }, clock);
+    try {
+      const cancelled: Error[] = [];
+      const b = heldWatch.track(host.addresses[0], 64 * MiB, (err) => cancelled.push(err))!;
+      const siblings = [1, 2, 1, 2].map((i) => heldWatch.track(host.addresses[i], 64 * MiB, () => undefined)!);
+      const step = (moving: TrackedRequest[]): void => {
+        clock.wall += 250;
+        for (const r of moving) {
+          r.progress(1e6);
+          host.addresses.find((a) => a === r.address)!.noteBytesIn(1e6);
+        }
+        heldWatch.check();
+      };
+      for (let i = 0; i < 4; i++) step([b, ...siblings]);
+      // B's part buffer is not ready (a slow disk): its reads are held for 3 s
+      // while the server's bytes wait in the socket and the siblings move.
+      b.holdReads(true);
+      for (let i = 0; i < 12; i++) step(siblings);
+      assert.equal(cancelled.length, 0, cancelled.map((e) => e.message).join("; "));
+      // Reads resume and B keeps its siblings' pace: the held time is not in its rate.
+      b.holdReads(false);
+      for (let i = 0; i < 12; i++) step([b, ...siblings]);
+      assert.equal(cancelled.length, 0, cancelled.map((e) => e.message).join("; "));
+      // A silence after the reads resumed is the address's again.
+      for (let i = 0; i < 12; i++) step(siblings);
+      assert.equal(cancelled.length, 1);
+      assert.match(cancelled[0].message, /^request to 127\.0\.0\.2 (stalled|ran at 0\.\d MB\/s)/);
+    } finally {
+      heldWatch.close();
+    }
+  });
+
   it("the event-loop lag clock counts a blocked event loop (at least the time it was blocked)", async () => {
     const clock = new EventLoopLagClock();
     clock.update();
