@@ -201,6 +201,20 @@ describe("s3x exits as soon as it has decided (integration, real radosgw)", func
         }
       });
     }
+
+    it("cp --recursive that fails in its listing while downloads are in flight: they are cancelled and cleaned up, the listing error is the one line, exit within 2 s of it", async function () {
+      this.timeout(120_000);
+      const target = join(dir, "cp-r");
+      const exit = await runUntilError(["cp", "--recursive", `s3://${bucket}/many/`, target, "--page-size", "100", "--list-ranges", "16"], proxy.endpoint);
+      assertPromptExit(exit, "cp --recursive");
+      assert.equal(exit.code, 1, exit.stderr);
+      // Not one "download failed" line per transfer the failure cut short: they did not fail, they were cancelled.
+      assert.equal(exit.stderr.trim().split("\n").length, 1, exit.stderr);
+      assert.match(exit.stderr, /IsTruncated is true but there is no NextContinuationToken/);
+      const names = await readdir(target);
+      assert.ok(names.length > 0 && names.length < KEYS, `some objects were downloaded before the listing failed (${names.length})`);
+      assert.deepEqual(names.filter((name) => !/^k\d{4}$/.test(name)), [], "no temporary file is left");
+    });
   });
 
   describe("a download into a full disk (issue #35)", () => {
