@@ -220,10 +220,28 @@ export function run(): void {
   main(hideBin(process.argv)).then(
     (code) => {
       process.exitCode = code;
+      exitEvenIfSomethingLingers(code);
     },
     (err: unknown) => {
       process.stderr.write(`s3x: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
       process.exitCode = 70;
     },
   );
+}
+
+/** How long a process whose command has ended may stay alive before it is ended anyway (exitEvenIfSomethingLingers). */
+const LINGER_GRACE_MS = 1_000;
+
+/**
+ * The last safety once the command has decided its exit status. By then its
+ * transfers are settled and its connection pools closed (cli/session), so
+ * the process ends by itself within milliseconds. Should something still
+ * hold the event loop (a socket a bug left open), the server's idle timeout
+ * (~65 s on radosgw, never behind some relays) would decide when s3x ends:
+ * it exits anyway after a grace that lets file writes still under way (a
+ * resume journal's last flush) finish. The timer is unref'd, so it never
+ * delays a process that ends by itself; the exit status is the command's.
+ */
+function exitEvenIfSomethingLingers(code: number): void {
+  setTimeout(() => process.exit(code), LINGER_GRACE_MS).unref();
 }

@@ -69,3 +69,8 @@ export function abortReason(signal: AbortSignal | undefined): Error {
 export function codedError(code: string, message: string): Error & { code: string } {
   return Object.assign(new Error(message), { code });
 }
+
+/** What a request sent after the client closed fails with; not a network failure, so never retried. */
+export function clientClosed(): Error {
+  return codedError("S3X_CLIENT_CLOSED", "the S3 client is closed: the command has ended");
+}

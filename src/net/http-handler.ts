@@ -2,7 +2,7 @@ import { buildQueryString, type HttpResponse } from "@smithy/core/protocols";
 import type { HttpHandlerOptions, HttpRequest, RequestHandler } from "@smithy/types";
 import type { HostDirectory, HostAddresses } from "./pools.js";
 import { routingOf } from "./routing.js";
-import { noteEndpointUrl } from "./failures.js";
+import { abortReason, noteEndpointUrl } from "./failures.js";
 import { RAW_METHODS, rawRequest } from "./http1/request.js";
 import { RawPools, type RawTimeouts } from "./http1/pool.js";
 import { needsFreshConnection } from "./nagle-workaround.js";
@@ -43,6 +43,8 @@ export class PooledRequestHandler implements RequestHandler<HttpRequest, HttpRes
   }
 
   private async send(request: HttpRequest, protocol: string, port: number, path: string, signal: AbortSignal | undefined): Promise<HttpResponse> {
+    // A request whose caller has given up goes nowhere: not even a host lookup, which could open a connection.
+    if (signal?.aborted) throw abortReason(signal);
     const host: HostAddresses = await this.pools.forOrigin(protocol, request.hostname, port);
     const routing = routingOf(request);
     const address = host.pick(routing?.avoid);

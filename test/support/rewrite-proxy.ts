@@ -19,7 +19,16 @@ export interface RewriteProxy {
   close(): Promise<void>;
 }
 
-export async function startRewriteProxy(targetHost: string, targetPort: number): Promise<RewriteProxy> {
+export interface RewriteProxyOptions {
+  /**
+   * Keep idle keep-alive connections from s3x open until s3x closes them
+   * (Node's server closes them after 5 s, radosgw after ~65 s, some relays
+   * never): a run that leaves one open then cannot exit by itself.
+   */
+  holdIdleConnections?: boolean;
+}
+
+export async function startRewriteProxy(targetHost: string, targetPort: number, options: RewriteProxyOptions = {}): Promise<RewriteProxy> {
   let rewrite: (xml: string) => string = (xml) => xml;
   const state = { rewritten: 0 };
 
@@ -50,6 +59,7 @@ export async function startRewriteProxy(targetHost: string, targetPort: number):
   };
 
   const server: Server = createServer(relay);
+  if (options.holdIdleConnections) server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   return {

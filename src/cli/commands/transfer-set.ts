@@ -92,7 +92,17 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
     throw new UsageError(`${mode} needs a local directory and an s3:// prefix, or two s3:// prefixes (got ${shown} and ${formatLocation(dest)})`);
   }
   const set = await openSet(ctx, source, dest, options);
-  await set.run(rules, batch, () => session.progress.addObjects(1));
+  try {
+    await set.run(rules, batch, () => session.progress.addObjects(1));
+  } catch (err) {
+    // The listing or walk failed: the run has decided. The transfers in
+    // flight are cancelled as on Ctrl-C, and waited for, so that they clean
+    // up (temporary files, multipart uploads) while the connections are
+    // still open, and fail quietly instead of each printing a line after the error.
+    session.stop(err instanceof Error ? err : new Error(String(err)));
+    await batch.finish();
+    throw err;
+  }
 
   const summary = await batch.finish();
   await session.throwIfStopped();

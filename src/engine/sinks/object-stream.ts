@@ -107,7 +107,14 @@ export class ObjectStream {
   /** Writes piece `index`, object part number `part`; resolves once its bytes are handed to the destination. */
   async writePart(index: number, part: number, data: Buffer): Promise<void> {
     this.readAhead.arrived(part, data.length);
-    await this.ordered.write(index, 0, data);
+    try {
+      await this.ordered.write(index, 0, data);
+    } catch (err) {
+      // The destination failed (EPIPE: the reader went away): the parts waiting
+      // for room must fail too, or their downloads would wait for good.
+      this.fail(err as Error);
+      throw err;
+    }
     this.partsWritten++;
     this.gate.open(this.partsWritten);
   }

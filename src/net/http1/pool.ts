@@ -11,6 +11,11 @@ export class RawPools implements ConnectionOwner {
   private readonly open = new Set<RawConnection>();
   private closed = false;
 
+  /** Whether close() was called: no connection is opened after it. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   constructor(readonly timeouts: RawTimeouts) {}
 
   /** An idle connection to `address`, or a new one (always new when `fresh`). */

@@ -1,6 +1,6 @@
 import type { HttpResponse } from "@smithy/core/protocols";
 import type { FrontEndAddress, HostAddresses } from "../pools.js";
-import { abortReason } from "../failures.js";
+import { abortReason, clientClosed } from "../failures.js";
 import type { AttemptRouting } from "../routing.js";
 import { RequestAccounting } from "../request-accounting.js";
 import { Exchange } from "./exchange.js";
@@ -79,6 +79,10 @@ export function rawRequest(target: RawTarget, request: RawRequest, options: RawR
       reject(abortReason(signal));
       return;
     }
+    if (pools.isClosed) {
+      reject(clientClosed());
+      return;
+    }
     if (!RAW_METHODS.has(method)) {
       reject(new Error(`the raw HTTP path does not send ${method}`));
       return;
@@ -103,7 +107,7 @@ export function rawRequest(target: RawTarget, request: RawRequest, options: RawR
     const account = (abort: (reason: Error) => void) => new RequestAccounting(address, host, sending, options.expectedBytes, signal, options.routing, abort);
     const exchange = new Exchange(account, method === "HEAD", resolve, reject, () => {
       // One fresh connection for a request whose kept-alive connection had gone stale.
-      if (!canResend || resent) return false;
+      if (!canResend || resent || pools.isClosed) return false;
       resent = true;
       send();
       return true;

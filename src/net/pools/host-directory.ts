@@ -1,4 +1,5 @@
 // Every host the S3 client talks to: one HostAddresses per origin, resolved once.
+import { clientClosed } from "../failures.js";
 import { AddressResolver } from "../resolver.js";
 import type { NetOptions } from "../net-options.js";
 import type { AddressStats } from "./address-health.js";
@@ -8,12 +9,18 @@ import { HostAddresses } from "./host-addresses.js";
 export class HostDirectory {
   private readonly hosts = new Map<string, Promise<HostAddresses>>();
   private readonly resolver: AddressResolver;
+  /** Set by close(): from then on no host is looked up again, so no connection is opened. */
+  private closed = false;
 
   constructor(private readonly options: NetOptions) {
     this.resolver = new AddressResolver({ dnsServers: options.dnsServers, pinned: options.pinned });
   }
 
   forOrigin(protocol: string, hostName: string, port: number): Promise<HostAddresses> {
+    // A request sent after the command ended (a listing range that was
+    // waiting, say) would otherwise resolve the host again and open a
+    // connection nobody closes: the process could not exit until the server did.
+    if (this.closed) return Promise.reject(clientClosed());
     const key = `${protocol}//${hostName}:${port}`;
     let entry = this.hosts.get(key);
     if (!entry) {
@@ -39,6 +46,7 @@ export class HostDirectory {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const closing: Promise<void>[] = [];
     for (const entry of this.hosts.values()) {
       const host = await entry.catch(() => undefined);
