@@ -117,6 +117,9 @@ export async function listUploadsPage(
   signal?: AbortSignal,
 ): Promise<{ uploads: InProgressUpload[]; next?: { key?: string; uploadId?: string } }> {
   const out = await send(client, new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix || undefined, KeyMarker: marker.key, UploadIdMarker: marker.uploadId }), signal);
+  // rm --uploads aborts what is listed: an upload of a key outside the prefix is not its to abort.
+  const outside = out.Uploads?.find((u) => !(u.Key ?? "").startsWith(prefix));
+  if (outside) throw new ListingPageError(`it names an upload of ${JSON.stringify(outside.Key ?? "")}, outside the prefix ${JSON.stringify(prefix)} that was listed`);
   return {
     uploads: (out.Uploads ?? []).map((u) => ({ key: u.Key ?? "", uploadId: u.UploadId ?? "", initiated: u.Initiated })),
     next: out.IsTruncated ? { key: out.NextKeyMarker, uploadId: out.NextUploadIdMarker } : undefined,

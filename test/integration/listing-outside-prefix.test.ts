@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runS3x, type RunResult } from "../support/cli.js";
+import { AbortMultipartUploadCommand, CreateMultipartUploadCommand, ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
 import { freshBucket, objectExists, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { startRewriteProxy, type ListingRewrite, type RewriteProxy } from "../support/rewrite-proxy.js";
 
@@ -119,6 +120,25 @@ describe("listing pages that name keys outside the prefix (integration, real rad
     assertRefused(res, OUTSIDE);
     assert.ok(await objectExists(s3, bucket, OUTSIDE), `${OUTSIDE} is still there`);
     for (const key of poisoned) assert.ok(await objectExists(s3, bucket, key), `${key}, on the refused page, is still there`);
+  });
+
+  it("rm --uploads refuses an uploads listing naming an upload outside the prefix, and aborts none", async () => {
+    const create = async (key: string) => (await s3.client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }))).UploadId!;
+    const outsideId = await create(OUTSIDE);
+    await create("data/f00.bin");
+    proxy.setRewrite((xml, query) => {
+      if (!query.has("uploads")) return xml;
+      // The outside upload (its real key and ID) added to the answer for data/.
+      return xml.replace("</ListMultipartUploadsResult>", `<Upload><Key>${OUTSIDE}</Key><UploadId>${outsideId}</UploadId><Initiated>2026-01-01T00:00:00.000Z</Initiated><StorageClass>STANDARD</StorageClass></Upload></ListMultipartUploadsResult>`);
+    });
+    const res = await s3x(["rm", "--uploads", `s3://${bucket}/data/`]);
+    assert.equal(res.signal, null, res.stderr);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, new RegExp(`an upload of "${OUTSIDE}", outside the prefix "data/"`));
+    assert.equal(res.stderr.trim().split("\n").length, 1, `one line: ${res.stderr}`);
+    const open = (await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads ?? [];
+    assert.deepEqual(open.map((u) => u.Key).sort(), ["data/f00.bin", OUTSIDE], "no upload was aborted");
+    for (const u of open) await s3.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }));
   });
 
   it("ls without --recursive refuses a common prefix outside the prefix", async () => {

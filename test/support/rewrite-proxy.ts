@@ -3,14 +3,15 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A FAKE: an HTTP proxy in front of the real S3 server that rewrites the
- * body of ListObjectsV2 answers (GET with list-type=2) before passing them
- * on, for what no real server here does: well-formed XML spelled unusually
- * (`<Contents xmlns="">`, `<Contents >`), or a listing that contradicts
- * itself (a KeyCount that does not match its keys, a key outside the prefix
- * that was asked for). The rewrite sees the request's query (prefix,
- * start-after…) so it can twist only some answers. Every other request and
- * answer is relayed untouched; every byte comes from the real server, and
- * requests keep their Host header, so their signatures still verify.
+ * body of ListObjectsV2 answers (GET with list-type=2) and ListMultipartUploads
+ * answers (GET ?uploads) before passing them on, for what no real server here
+ * does: well-formed XML spelled unusually (`<Contents xmlns="">`,
+ * `<Contents >`), or a listing that contradicts itself (a KeyCount that does
+ * not match its keys, a key outside the prefix that was asked for). The
+ * rewrite sees the request's query (prefix, start-after, uploads…) so it can
+ * twist only some answers. Every other request and answer is relayed
+ * untouched; every byte comes from the real server, and requests keep their
+ * Host header, so their signatures still verify.
  */
 export interface RewriteProxy {
   endpoint: string;
@@ -30,7 +31,8 @@ export async function startRewriteProxy(targetHost: string, targetPort: number):
   const relay = (req: IncomingMessage, res: ServerResponse): void => {
     const upstream = request({ host: targetHost, port: targetPort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       const query = new URL(req.url ?? "/", "http://x").searchParams;
-      const isListing = req.method === "GET" && query.get("list-type") === "2" && answer.statusCode === 200;
+      // ListObjectsV2, and ListMultipartUploads (GET ?uploads).
+      const isListing = req.method === "GET" && (query.get("list-type") === "2" || query.has("uploads")) && answer.statusCode === 200;
       if (!isListing) {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
