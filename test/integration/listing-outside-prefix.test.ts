@@ -107,19 +107,48 @@ describe("listing pages that name keys outside the prefix (integration, real rad
     assert.deepEqual(await filesUnder(target), ["local-only.txt"]);
   });
 
-  it("rm -r listing in key ranges (StartAfter) refuses a range's page naming a key outside the prefix: that key and the page's own keys stay", async () => {
+  /** Adds `key` to the last page of each key range listed with StartAfter, and returns the keys those pages held. */
+  function twistRanges(key: string): string[] {
     const poisoned: string[] = [];
     proxy.setRewrite((xml, query) => {
-      // Only answers to a StartAfter request, i.e. a key range listed at once with others.
       if (!query.has("start-after") || !xml.includes("<IsTruncated>false</IsTruncated>")) return xml;
       poisoned.push(...keysOf(xml));
-      return withKey(xml, OUTSIDE);
+      return withKey(xml, key);
     });
+    return poisoned;
+  }
+
+  it("rm -r listing in key ranges (StartAfter) refuses a range's page naming a key outside the prefix: that key and the page's own keys stay", async () => {
+    // Only answers to a StartAfter request, i.e. a key range listed at once with others.
+    const poisoned = twistRanges(OUTSIDE);
     const res = await s3x(["rm", "--recursive", "--page-size", "10", `s3://${bucket}/data/`]);
     assert.ok(poisoned.length > 0, "a key range's last page was listed (and twisted)");
     assertRefused(res, OUTSIDE);
     assert.ok(await objectExists(s3, bucket, OUTSIDE), `${OUTSIDE} is still there`);
     for (const key of poisoned) assert.ok(await objectExists(s3, bucket, key), `${key}, on the refused page, is still there`);
+  });
+
+  it("cp -r (download) listing in key ranges refuses a range's page naming a key outside the prefix: no file from it", async () => {
+    const poisoned = twistRanges(SIBLING);
+    const target = join(dir, `cp-ranges-${bucket}`);
+    const res = await s3x(["cp", "--recursive", "--page-size", "10", `s3://${bucket}/data/`, target]);
+    assert.ok(poisoned.length > 0, "a key range's last page was listed (and twisted)");
+    assertRefused(res, SIBLING);
+    const written = await filesUnder(target);
+    assert.ok(!written.includes("z-outside"), `no file named from the outside key: ${written.join(", ")}`);
+    for (const key of poisoned) assert.ok(!written.includes(key.slice("data/".length)), `${key}, on the refused page, was not downloaded`);
+  });
+
+  it("sync (download) listing in key ranges refuses a range's page naming a key outside the prefix, and deletes nothing", async () => {
+    twistRanges(SIBLING);
+    const target = join(dir, `sync-ranges-${bucket}`);
+    await mkdir(target, { recursive: true });
+    await writeFile(join(target, "local-only.txt"), "not in S3");
+    const res = await s3x(["sync", "--delete", "--page-size", "10", `s3://${bucket}/data/`, target]);
+    assertRefused(res, SIBLING);
+    const written = await filesUnder(target);
+    assert.ok(written.includes("local-only.txt"), "the local file was not deleted");
+    assert.ok(!written.includes("z-outside"), `no file named from the outside key: ${written.join(", ")}`);
   });
 
   it("rm --uploads refuses an uploads listing naming an upload outside the prefix, and aborts none", async () => {
