@@ -48,15 +48,20 @@ export async function deleteUnder(
   onResult: (result: ObjectResult) => void,
 ): Promise<void> {
   const pending: Promise<void>[] = [];
-  for await (const page of listObjectPages(ctx, bucket, prefix)) {
-    const keys = page.objects.map((o) => o.key).filter(options.selected);
-    if (options.dryrun) {
-      for (const key of keys) onResult({ action: "delete", source: `s3://${bucket}/${key}`, destination: "", size: 0, status: "dryrun" });
-      continue;
+  try {
+    for await (const page of listObjectPages(ctx, bucket, prefix)) {
+      const keys = page.objects.map((o) => o.key).filter(options.selected);
+      if (options.dryrun) {
+        for (const key of keys) onResult({ action: "delete", source: `s3://${bucket}/${key}`, destination: "", size: 0, status: "dryrun" });
+        continue;
+      }
+      pending.push(deleteKeys(ctx, bucket, keys, onResult));
     }
-    pending.push(deleteKeys(ctx, bucket, keys, onResult));
+  } finally {
+    // A listing that fails part-way (a page that cannot be trusted) still lets the
+    // deletions of the pages before it finish and report, before the command ends.
+    await Promise.all(pending);
   }
-  await Promise.all(pending);
 }
 
 /** Deletes one object (mv's source, once its copy is complete), with retries. */

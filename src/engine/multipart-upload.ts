@@ -47,6 +47,12 @@ export interface MultipartSession {
    * retries and the buffer goes back to the budget.
    */
   send(number: number, offset: number, buffer: Buffer, prepare: () => Promise<void>, length?: number): void;
+  /**
+   * Runs `check` once every part was prepared and sent, before
+   * CompleteMultipartUpload: a failure fails (and aborts) the upload
+   * instead of completing it (a source that changed while it was read).
+   */
+  beforeComplete(check: () => Promise<void>): void;
 }
 
 /** What makes a multipart upload resumable: its local record and, when resuming, the parts S3 holds. */
@@ -107,6 +113,7 @@ export async function multipartUpload(
   const group = new TaskGroup(controller);
   /** Set once every part is stored and Complete is sent. */
   let completing = false;
+  const checks: (() => Promise<void>)[] = [];
 
   /**
    * The checksum to send with a part: none once the endpoint proved it
@@ -193,6 +200,9 @@ export async function multipartUpload(
         }).finally(() => ctx.memory.release(buffer)),
       );
     },
+    beforeComplete(check) {
+      checks.push(check);
+    },
   };
   try {
     try {
@@ -203,6 +213,7 @@ export async function multipartUpload(
       throw group.firstError ?? err;
     }
     await group.wait();
+    for (const check of checks) await check();
     const completed = await completedParts(ctx, dest, uploadId, partNumbers, receipts, support.status === "ignored" ? new Map() : partChecksums, signal);
     const checked = algorithm !== undefined && support.status !== "ignored";
     const full =

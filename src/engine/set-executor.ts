@@ -141,8 +141,28 @@ function bind<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<T
 
 /** Each action, in the plan's order; transfers run in the batch's slots, the rest is recorded at once. */
 async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target>>, ops: SetOperations<Ref, Target>, batch: ObjectBatch, onQueued: () => void): Promise<void> {
-  const { move } = ops;
   const deleter = ops.deleter(batch);
+  try {
+    await submitAll(actions, ops, batch, deleter, onQueued);
+  } catch (err) {
+    // The plan failed part-way (a listing page that cannot be trusted): the objects already
+    // under way, from the pages before, finish and are reported before the command ends and
+    // closes its connections under them. Nothing is deleted.
+    await batch.finish();
+    throw err;
+  }
+  await deleter.finish();
+  await ops.finish?.(batch);
+}
+
+async function submitAll<Ref, Target>(
+  actions: AsyncIterable<SetAction<Ref, Target>>,
+  ops: SetOperations<Ref, Target>,
+  batch: ObjectBatch,
+  deleter: Deleter<Target>,
+  onQueued: () => void,
+): Promise<void> {
+  const { move } = ops;
   for await (const action of actions) {
     switch (action.kind) {
       case "refuse":
@@ -176,8 +196,6 @@ async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target
         break;
     }
   }
-  await deleter.finish();
-  await ops.finish?.(batch);
 }
 
 function uploads(ctx: TransferContext, options: SetOptions, deleter: (batch: ObjectBatch) => Deleter<PrefixTarget>): SetOperations<string, PrefixTarget> {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { open, type FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { open, stat as statPath, type FileHandle } from "node:fs/promises";
 import { resolve } from "node:path";
 import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
 import { putObject, type ChecksumValue, type CompletedPart, type ObjectRef } from "../s3/operations.js";
@@ -40,7 +41,7 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
     const size = stat.size;
     ctx.progress.addTotal(size);
     if (size <= options.multipartThreshold) {
-      await putFromFile(ctx, handle, path, size, dest, options);
+      await putFromFile(ctx, handle, path, stat, dest, options);
       return { size, parts: 1 };
     }
     let plan = planParts(size, uploadPartSize(size, options.partSize));
@@ -64,6 +65,8 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
             await readFully(handle, buffer, part.offset, path);
           });
         }
+        // Parts read before and after a change would make an object that never was the file.
+        upload.beforeComplete(() => checkUnchanged(handle, path, stat, { byName: true }));
       }, resumable);
     } finally {
       await lock?.release();
@@ -74,10 +77,13 @@ export async function uploadFile(ctx: TransferContext, path: string, dest: Objec
   }
 }
 
-async function putFromFile(ctx: TransferContext, handle: FileHandle, path: string, size: number, dest: ObjectRef, options: UploadOptions): Promise<void> {
+async function putFromFile(ctx: TransferContext, handle: FileHandle, path: string, before: Stats, dest: ObjectRef, options: UploadOptions): Promise<void> {
+  const size = before.size;
   const buffer = size === 0 ? Buffer.alloc(0) : await ctx.memory.acquire(size, ctx.signal);
   try {
     await readFully(handle, buffer, 0, path);
+    // One fstat: a file written while it was read is not sent (by name too would cost a stat per small file).
+    await checkUnchanged(handle, path, before, { byName: false });
     await queued(ctx, ctx.signal, () => putWithRetries(ctx, dest, buffer, options));
     ctx.progress.addDone(size);
   } finally {
@@ -228,6 +234,31 @@ async function readFully(handle: FileHandle, target: Buffer, position: number, p
     if (bytesRead === 0) throw Object.assign(new Error(`${path} changed while being read (it is shorter than when the upload started)`), { code: "S3X_SOURCE_CHANGED" });
     filled += bytesRead;
   }
+}
+
+/**
+ * Fails (S3X_SOURCE_CHANGED) when the file is not the one it was when the
+ * upload started: its size, modification time or status-change time differ
+ * (fstat of the open file: an in-place write, an append, a truncation, and
+ * also a rename, a new link or a chmod, which change the ctime) or, `byName`,
+ * its name now leads to another file. Called once every byte was read and
+ * before the object is made, so a changed file is never stored; a change
+ * undone within the file system's timestamp resolution goes unseen.
+ */
+export async function checkUnchanged(handle: FileHandle, path: string, before: Stats, { byName }: { byName: boolean }): Promise<void> {
+  if (!before.isFile()) return;
+  const now = await handle.stat();
+  let change: string | undefined;
+  if (now.size !== before.size) change = `its size went from ${before.size} to ${now.size} bytes`;
+  else if (now.mtimeMs !== before.mtimeMs) change = "it was modified";
+  else if (now.ctimeMs !== before.ctimeMs) change = "its status-change time (ctime) moved: it was written, renamed, linked or had its mode changed";
+  else if (byName) {
+    const named = await statPath(path).catch(() => undefined);
+    if (!named) change = "it is no longer there under its name";
+    else if (named.ino !== before.ino || named.dev !== before.dev) change = "its name now leads to another file";
+  }
+  if (change === undefined) return;
+  throw Object.assign(new Error(`${path} changed while being uploaded (${change}); it was not stored: upload it again once it stays unchanged`), { code: "S3X_SOURCE_CHANGED" });
 }
 
 /**

@@ -40,19 +40,23 @@ export async function abortUploadsUnder(
   onResult: (result: ObjectResult) => void,
 ): Promise<void> {
   const pending: Promise<void>[] = [];
-  for await (const upload of inProgressUploads(ctx, bucket, prefix)) {
-    if ((upload.initiated?.getTime() ?? 0) > options.startedBefore) continue;
-    const source = `s3://${bucket}/${upload.key} (upload ${upload.uploadId})`;
-    if (options.dryrun) {
-      onResult({ action: "delete", source, destination: "", size: 0, status: "dryrun" });
-      continue;
+  try {
+    for await (const upload of inProgressUploads(ctx, bucket, prefix)) {
+      if ((upload.initiated?.getTime() ?? 0) > options.startedBefore) continue;
+      const source = `s3://${bucket}/${upload.key} (upload ${upload.uploadId})`;
+      if (options.dryrun) {
+        onResult({ action: "delete", source, destination: "", size: 0, status: "dryrun" });
+        continue;
+      }
+      pending.push(
+        abortUpload(ctx, bucket, upload).then(
+          () => onResult({ action: "delete", source, destination: "", size: 0, status: "ok" }),
+          (error: unknown) => onResult({ action: "delete", source, destination: "", size: 0, status: "failed", error }),
+        ),
+      );
     }
-    pending.push(
-      abortUpload(ctx, bucket, upload).then(
-        () => onResult({ action: "delete", source, destination: "", size: 0, status: "ok" }),
-        (error: unknown) => onResult({ action: "delete", source, destination: "", size: 0, status: "failed", error }),
-      ),
-    );
+  } finally {
+    // A listing that fails part-way lets the aborts of the pages before it finish and report.
+    await Promise.all(pending);
   }
-  await Promise.all(pending);
 }

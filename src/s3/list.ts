@@ -51,7 +51,7 @@ export async function listObjectsPage(
 ): Promise<ListPage & { nextToken?: string }> {
   const input = { Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token, StartAfter: options.startAfter, MaxKeys: options.maxKeys };
   const out = await send(client, new ListObjectsV2Command(input), options.signal);
-  checkListingPage(out);
+  checkListingPage(out, prefix);
   return {
     objects: (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
     prefixes: (out.CommonPrefixes ?? []).map((p) => p.Prefix ?? ""),
@@ -73,7 +73,7 @@ interface PageFields {
   NextContinuationToken?: string;
   KeyCount?: number;
   Contents?: { Key?: string }[];
-  CommonPrefixes?: unknown[];
+  CommonPrefixes?: { Prefix?: string }[];
 }
 
 /**
@@ -82,14 +82,19 @@ interface PageFields {
  * rest, and one truncated without a token would end the listing early.
  * IsTruncated must be there (an answer without it is not a listing),
  * KeyCount (when sent) must count the keys and prefixes read, a truncated
- * page must say where to go on, and every entry must have a key.
+ * page must say where to go on, every entry must have a key, and every key
+ * and common prefix must start with the `prefix` asked for: `rm -r` would
+ * delete a key named from outside it, and `cp -r`/`sync` cut the prefix's
+ * length off it and write it under a wrong name (aws-cli does both).
  */
-export function checkListingPage(out: PageFields): void {
+export function checkListingPage(out: PageFields, prefix = ""): void {
   if (typeof out.IsTruncated !== "boolean") throw new ListingPageError("the answer has no IsTruncated (not a ListBucketResult?)");
   const read = (out.Contents?.length ?? 0) + (out.CommonPrefixes?.length ?? 0);
   if (out.KeyCount !== undefined && out.KeyCount !== read) throw new ListingPageError(`the server's KeyCount is ${out.KeyCount} but the page holds ${read} keys and prefixes`);
   if (out.IsTruncated && !out.NextContinuationToken) throw new ListingPageError("IsTruncated is true but there is no NextContinuationToken");
   if (out.Contents?.some((o) => typeof o.Key !== "string" || o.Key === "")) throw new ListingPageError("an entry has no Key");
+  const outside = out.Contents?.find((o) => !o.Key!.startsWith(prefix))?.Key ?? out.CommonPrefixes?.find((p) => !(p.Prefix ?? "").startsWith(prefix))?.Prefix;
+  if (outside !== undefined) throw new ListingPageError(`it names ${JSON.stringify(outside)}, outside the prefix ${JSON.stringify(prefix)} that was listed`);
 }
 
 export async function listBuckets(client: S3Client): Promise<{ name: string; created?: Date }[]> {
@@ -112,6 +117,9 @@ export async function listUploadsPage(
   signal?: AbortSignal,
 ): Promise<{ uploads: InProgressUpload[]; next?: { key?: string; uploadId?: string } }> {
   const out = await send(client, new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix || undefined, KeyMarker: marker.key, UploadIdMarker: marker.uploadId }), signal);
+  // rm --uploads aborts what is listed: an upload of a key outside the prefix is not its to abort.
+  const outside = out.Uploads?.find((u) => !(u.Key ?? "").startsWith(prefix));
+  if (outside) throw new ListingPageError(`it names an upload of ${JSON.stringify(outside.Key ?? "")}, outside the prefix ${JSON.stringify(prefix)} that was listed`);
   return {
     uploads: (out.Uploads ?? []).map((u) => ({ key: u.Key ?? "", uploadId: u.UploadId ?? "", initiated: u.Initiated })),
     next: out.IsTruncated ? { key: out.NextKeyMarker, uploadId: out.NextUploadIdMarker } : undefined,

@@ -3,21 +3,26 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A FAKE: an HTTP proxy in front of the real S3 server that rewrites the
- * body of ListObjectsV2 answers (GET with list-type=2) before passing them
- * on, for what no real server here does: well-formed XML spelled unusually
- * (`<Contents xmlns="">`, `<Contents >`), or a listing that contradicts
- * itself (a KeyCount that does not match its keys). Every other request and
- * answer is relayed untouched; every byte comes from the real server, and
- * requests keep their Host header, so their signatures still verify.
+ * body of ListObjectsV2 answers (GET with list-type=2) and ListMultipartUploads
+ * answers (GET ?uploads) before passing them on, for what no real server here
+ * does: well-formed XML spelled unusually (`<Contents xmlns="">`,
+ * `<Contents >`), or a listing that contradicts itself (a KeyCount that does
+ * not match its keys, a key outside the prefix that was asked for). The
+ * rewrite sees the request's query (prefix, start-after, uploads…) so it can
+ * twist only some answers. Every other request and answer is relayed
+ * untouched; every byte comes from the real server, and requests keep their
+ * Host header, so their signatures still verify.
  */
 export interface RewriteProxy {
   endpoint: string;
-  /** How listing answers are rewritten from now on (identity to stop). */
-  setRewrite(rewrite: (xml: string) => string): void;
+  /** How listing answers are rewritten from now on (identity to stop); `query` is the listing request's. */
+  setRewrite(rewrite: ListingRewrite): void;
   /** Listing answers rewritten so far (the rewrite changed their body). */
   rewritten: number;
   close(): Promise<void>;
 }
+
+export type ListingRewrite = (xml: string, query: URLSearchParams) => string;
 
 export interface RewriteProxyOptions {
   /**
@@ -29,12 +34,14 @@ export interface RewriteProxyOptions {
 }
 
 export async function startRewriteProxy(targetHost: string, targetPort: number, options: RewriteProxyOptions = {}): Promise<RewriteProxy> {
-  let rewrite: (xml: string) => string = (xml) => xml;
+  let rewrite: ListingRewrite = (xml) => xml;
   const state = { rewritten: 0 };
 
   const relay = (req: IncomingMessage, res: ServerResponse): void => {
     const upstream = request({ host: targetHost, port: targetPort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      const isListing = req.method === "GET" && new URL(req.url ?? "/", "http://x").searchParams.get("list-type") === "2" && answer.statusCode === 200;
+      const query = new URL(req.url ?? "/", "http://x").searchParams;
+      // ListObjectsV2, and ListMultipartUploads (GET ?uploads).
+      const isListing = req.method === "GET" && (query.get("list-type") === "2" || query.has("uploads")) && answer.statusCode === 200;
       if (!isListing) {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
@@ -44,7 +51,7 @@ export async function startRewriteProxy(targetHost: string, targetPort: number, 
       answer.on("data", (c: Buffer) => chunks.push(c));
       answer.on("end", () => {
         const original = Buffer.concat(chunks).toString("utf8");
-        const changed = rewrite(original);
+        const changed = rewrite(original, query);
         if (changed !== original) state.rewritten++;
         const body = Buffer.from(changed, "utf8");
         const headers = { ...answer.headers, "content-length": String(body.length) };

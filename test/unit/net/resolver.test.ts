@@ -111,6 +111,13 @@ describe("net/resolver (real DNS server on loopback)", () => {
     }
   });
 
+  it("opens nothing for a request made after close (no socket left to keep the process alive)", async () => {
+    const hosts = new HostDirectory({ ...DEFAULT_NET_OPTIONS, dnsServers: [dns.server] });
+    await hosts.close();
+    await assert.rejects(hosts.forOrigin("http:", "127.0.0.1", port), /the client is shutting down/);
+    assert.deepEqual(await hosts.stats(), []);
+  });
+
   it("parses --resolve and --dns-server values", () => {
     assert.deepEqual([...parsePinnedAddresses(["a.example=127.0.0.2,127.0.0.3", "b.example:443:[::1]"])], [
       ["a.example", ["127.0.0.2", "127.0.0.3"]],

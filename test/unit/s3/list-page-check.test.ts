@@ -23,4 +23,19 @@ describe("s3/list: every ListObjectsV2 page is checked before use", () => {
       assert.throws(() => checkListingPage(page), (err: Error) => err instanceof ListingPageError && why.test(err.message), JSON.stringify(page));
     }
   });
+
+  it("refuses a page that names a key or a common prefix outside the prefix listed, and accepts every key under it", () => {
+    checkListingPage({ IsTruncated: false, Contents: [{ Key: "p4/a" }, { Key: "p4/b/c" }], CommonPrefixes: [{ Prefix: "p4/d/" }] }, "p4/");
+    checkListingPage({ IsTruncated: false, Contents: [{ Key: "anything" }] }, "");
+    const refused: [Parameters<typeof checkListingPage>[0], string, RegExp][] = [
+      [{ IsTruncated: false, Contents: [{ Key: "p4/a" }, { Key: "zzz/keepme" }] }, "p4/", /it names "zzz\/keepme", outside the prefix "p4\/" that was listed/],
+      // Same text, no slash: a sibling of the folder, not in it.
+      [{ IsTruncated: false, Contents: [{ Key: "p4zz-outside" }] }, "p4/", /"p4zz-outside", outside the prefix "p4\/"/],
+      [{ IsTruncated: false, Contents: [{ Key: "p" }] }, "p4/", /"p", outside/],
+      [{ IsTruncated: false, CommonPrefixes: [{ Prefix: "p4/a/" }, { Prefix: "zzz/" }] }, "p4/", /"zzz\/", outside the prefix "p4\/"/],
+    ];
+    for (const [page, prefix, why] of refused) {
+      assert.throws(() => checkListingPage(page, prefix), (err: Error) => err instanceof ListingPageError && why.test(err.message) && /nothing was done with it/.test(err.message), JSON.stringify(page));
+    }
+  });
 });
