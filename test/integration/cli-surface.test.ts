@@ -72,9 +72,13 @@ describe("s3x command line and output, as aws-cli (integration, real radosgw)", 
     });
 
     it("an unknown option is named once (no camelCase twin), with the option meant when it is a typo", async () => {
-      const unknown = await s3x(["cp", "a.txt", `s3://${bucket}/x`, "--website-redirect", "/other"]);
+      const unknown = await s3x(["cp", "a.txt", `s3://${bucket}/x`, "--frobnicate", "/other"]);
       assert.equal(unknown.code, 2);
-      assert.equal(unknown.stderr, "s3x: unknown option --website-redirect (see s3x --help)\n");
+      assert.equal(unknown.stderr, "s3x: unknown option --frobnicate (see s3x --help)\n");
+      // yargs reads --no-X as X = false: the message names the option as typed.
+      const negated = await s3x(["cp", "a.txt", `s3://${bucket}/x`, "--no-frobnicate"]);
+      assert.equal(negated.code, 2);
+      assert.equal(negated.stderr, "s3x: unknown option --no-frobnicate (see s3x --help)\n");
       const typo = await s3x(["cp", "-r", "tree", `s3://${bucket}/x/`, "--exlude", "*.bin"]);
       assert.equal(typo.code, 2);
       assert.equal(typo.stderr, "s3x: unknown option --exlude (did you mean --exclude?) (see s3x --help)\n");
