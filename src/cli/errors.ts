@@ -59,12 +59,21 @@ export function reportError(err: unknown): ReportedError {
   return { ...reported, message: firstLine(reported.message) };
 }
 
+/** A file system call's failure that LOCAL_ERRORS explains. */
+function isLocalFailure(err: unknown): boolean {
+  const errno = err as NodeJS.ErrnoException | undefined;
+  const network = errno?.syscall === "connect" || errno?.syscall === "getaddrinfo" || errno?.syscall?.startsWith("query");
+  return typeof errno?.code === "string" && Boolean(errno.syscall) && !network && LOCAL_ERRORS[errno.code] !== undefined;
+}
+
 function describeError(err: unknown): ReportedError {
   if (err instanceof InterruptError) return { message: err.message, exitCode: err.signalName === "SIGINT" ? ExitCode.interrupted : ExitCode.terminated };
   if (isBrokenPipe(err)) return { message: "", exitCode: ExitCode.brokenPipe };
   if (err instanceof UsageError || err instanceof PlanError) return { message: err.message, exitCode: ExitCode.usage };
   if (err instanceof RangeError && /memory budget/.test(err.message)) return { message: err.message, exitCode: ExitCode.usage };
   if (err instanceof RequestError && isCredentialsError(err.cause)) return describeError(err.cause);
+  // A local write failing while a GET's body arrived (ENOSPC on a full disk): the local error is the news, not the GET.
+  if (err instanceof RequestError && isLocalFailure(err.cause)) return describeError(err.cause);
   if (err instanceof RequestError || err instanceof ChecksumMismatchError) return { message: err.message, exitCode: ExitCode.failed };
   // Refusals that explain themselves (engine/locks/exclusive-lock, integrity/checksum-support, multipart-commit).
   if (err instanceof DestinationBusyError || err instanceof ChecksumIgnoredError || err instanceof LostCompletionError) return { message: err.message, exitCode: ExitCode.failed };
