@@ -90,6 +90,12 @@ export interface RetryHooks {
   signal?: AbortSignal;
   /** Called before each retry, e.g. to count retries for stats. */
   onRetry?: (failure: RequestFailure, attempt: number) => void;
+  /**
+   * Attempts in flight wait for this request: it never waits for a slot
+   * under the pacer's limit (RetryPacer.begin), though it still pays into
+   * and teaches the pacer.
+   */
+  urgent?: boolean;
 }
 
 /**
@@ -122,7 +128,7 @@ export async function withRetries<T>(
   const pacer = policy.pacer;
   for (let n = 0; ; n++) {
     const routing: AttemptRouting = { avoid };
-    const slot = await pacer?.begin(hooks.signal);
+    const slot = await pacer?.begin(hooks.signal, hooks.urgent);
     try {
       const result = hedge ? await hedged(routing, () => attempt(n), hedge, hooks.signal) : await startWithRouting(routing, () => attempt(n));
       if (slot) pacer?.finish(slot, "success");
