@@ -149,4 +149,47 @@ describe("downloads through a relay that twists answers (integration, real rados
       });
     });
   });
+
+  describe("2. bytes other than the range asked for never become data", () => {
+    for (const twist of ["wrong-range", "whole-object"] as const) {
+      const lie = twist === "wrong-range" ? "answers a later range with the object's first bytes (206, Content-Range bytes 0-…)" : "ignores Range on a later part (200, the whole object)";
+      const name = `${twist}.bin`;
+
+      it(`a relay that ${lie} once: the download to a file retries and is byte-exact`, async () => {
+        relay.twist = twistNext(1, twist, isLaterRange);
+        const target = join(dir, `once-${name}`);
+        const res = await s3x(["cp", `s3://${bucket}/object.bin`, target]);
+        assert.equal(relay.twisted[twist] > 0, true, "the relay lied");
+        assert.equal(res.code, 0, describeRun(res));
+        assert.equal(sha256(await readFile(target)), sha256(object));
+      });
+
+      it(`a relay that ${lie} once: the download to stdout retries and is byte-exact`, async () => {
+        relay.twist = twistNext(1, twist, isLaterRange);
+        const res = await s3x(["cp", `s3://${bucket}/object.bin`, "-"]);
+        assert.equal(res.code, 0, describeRun(res));
+        assert.equal(res.stdout.length, object.length);
+        assert.equal(sha256(res.stdout), sha256(object));
+      });
+
+      it(`a relay that always ${lie}: a file download fails with a clear error, exit 1, no file under the final name`, async () => {
+        relay.twist = (req) => (isLaterRange(req) ? twist : undefined);
+        const sub = await mkdtemp(join(dir, `always-${twist}-`));
+        const target = join(sub, name);
+        const res = await s3x(["cp", `s3://${bucket}/object.bin`, target]);
+        assert.equal(res.code, 1, describeRun(res));
+        assert.match(res.stderr, /GET s3:\/\/\S+\/object\.bin bytes=\d+-\d+: S3X_RANGE_MISMATCH: the answer does not match the range asked for \(bytes=\d+-\d+\): .* after 6 attempts/);
+        assert.deepEqual((await readdir(sub)).filter((f) => f === name), [], "no file under the final name");
+      });
+
+      it(`a relay that always ${lie}: a download to stdout fails with a clear error, exit 1, and writes only the object's true first bytes`, async () => {
+        relay.twist = (req) => (isLaterRange(req) ? twist : undefined);
+        const res = await s3x(["cp", `s3://${bucket}/object.bin`, "-"]);
+        assert.equal(res.code, 1, describeRun(res));
+        assert.match(res.stderr, /GET s3:\/\/\S+\/object\.bin bytes=\d+-\d+: S3X_RANGE_MISMATCH: the answer does not match the range asked for \(bytes=\d+-\d+\): .* after 6 attempts/);
+        assert.ok(res.stdout.length < object.length, `${res.stdout.length} bytes written`);
+        assert.equal(sha256(res.stdout), sha256(object.subarray(0, res.stdout.length)), "what was written is the object's start");
+      });
+    }
+  });
 });
