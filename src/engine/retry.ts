@@ -32,6 +32,8 @@ const RETRYABLE_CODES = new Set([
   "S3X_STRAGGLER",
   // s3x's own: a ranged GET answered with other bytes than asked for (a relay or cache that mangles Range); another try may get the right ones.
   "S3X_RANGE_MISMATCH",
+  // s3x's own: a body longer than the range it was sent for (chunked, so its length was not known up front).
+  "S3X_BODY_OVERFLOW",
 ]);
 
 const THROTTLE_CODES = new Set(["SlowDown", "ServiceUnavailable", "Throttling", "ThrottlingException"]);
@@ -52,12 +54,12 @@ export function isRetryable(failure: RequestFailure): boolean {
 /**
  * What a failure says about the endpoint, in the CRT's classes: 503 and the
  * throttling codes ask us to slow down; other 5xx are server errors; network
- * failures, timeouts, stragglers and mismatched ranges are transient.
+ * failures, timeouts, stragglers and mismatched ranges or bodies are transient.
  */
 export function failureKind(failure: RequestFailure): FailureKind {
   if (failure.status === 503 || (failure.code !== undefined && THROTTLE_CODES.has(failure.code))) return "throttle";
   if ((failure.status !== undefined && failure.status >= 500) || failure.code === "InternalError") return "server";
-  if (failure.network || failure.code === "RequestTimeout" || failure.code === "S3X_STRAGGLER" || failure.code === "S3X_RANGE_MISMATCH") return "transient";
+  if (failure.network || failure.code === "RequestTimeout" || failure.code === "S3X_STRAGGLER" || failure.code === "S3X_RANGE_MISMATCH" || failure.code === "S3X_BODY_OVERFLOW") return "transient";
   return "other";
 }
 

@@ -11,7 +11,9 @@ import type { AddressInfo } from "node:net";
  *    bytes, but from the object's start, and a Content-Range that says so
  *    (`bytes 0-…/total`): a cache that serves the range it holds;
  *  - "whole-object": answers a ranged GET with 200 and the whole object, as
- *    a relay that drops the Range header does.
+ *    a relay that drops the Range header does;
+ *  - "long-body": answers a ranged GET with 206 and the right Content-Range,
+ *    chunked (no Content-Length), with the range's bytes and then more.
  *
  * Every other request and answer is relayed untouched, Host header
  * included, so SigV4 signatures still verify. A twisted GET is still sent
@@ -20,7 +22,7 @@ import type { AddressInfo } from "node:net";
  * (`knowObject`): the relay cannot ask radosgw for another range, the Range
  * header being signed.
  */
-export type Twist = "slow-down" | "wrong-range" | "whole-object";
+export type Twist = "slow-down" | "wrong-range" | "whole-object" | "long-body";
 
 /** What the relay sees of a request when deciding whether to twist its answer. */
 export interface RelayedRequest {
@@ -84,7 +86,7 @@ export async function startRangeTwistingProxy(targetHost: string, targetPort: nu
   const objects = new Map<string, Buffer>();
   const proxy: Pick<RangeTwistingProxy, "twist" | "twisted" | "seen"> = {
     twist: () => undefined,
-    twisted: { "slow-down": 0, "wrong-range": 0, "whole-object": 0 },
+    twisted: { "slow-down": 0, "wrong-range": 0, "whole-object": 0, "long-body": 0 },
     seen: {},
   };
 
@@ -97,6 +99,12 @@ export async function startRangeTwistingProxy(targetHost: string, targetPort: nu
       return { status: 200, body: data };
     }
     const length = Math.min(range.end, data.length - 1) - range.start + 1;
+    if (twist === "long-body") {
+      delete headers["content-length"];
+      headers["content-range"] = `bytes ${range.start}-${range.start + length - 1}/${data.length}`;
+      // The range's true bytes, then as many again from the object's start: more than the range holds.
+      return { status: 206, body: Buffer.concat([data.subarray(range.start, range.start + length), data.subarray(0, length)]) };
+    }
     headers["content-range"] = `bytes 0-${length - 1}/${data.length}`;
     headers["content-length"] = String(length);
     return { status: 206, body: data.subarray(0, length) };
