@@ -53,8 +53,11 @@ describe("downloads through a relay that twists answers (integration, real rados
     { key: "tree/a.bin", body: randomBytes(7 * MiB + 5) },
     { key: "tree/b.bin", body: randomBytes(64 * 1024) },
   ];
-  const args = ["--part-size", "3MiB", "--max-attempts", "6"];
-  const s3x = (command: string[], through = relay): Promise<RunResult> => runS3x([...command, ...args, "--endpoint-url", through.endpoint], { env: s3.env, timeoutMs: HANG_GUARD_MS });
+  /** `attempts`: 6 lets every storm run finish (the relay refuses one request at most 5 times running). */
+  const s3x = (command: string[], through = relay, attempts = 6): Promise<RunResult> =>
+    runS3x([...command, "--part-size", "3MiB", "--max-attempts", String(attempts), "--endpoint-url", through.endpoint], { env: s3.env, timeoutMs: HANG_GUARD_MS });
+  /** Attempts for a relay that always lies: enough to show the lie is retried, few enough to keep the backoff short. */
+  const LIAR_ATTEMPTS = 3;
   const isObjectHead = (req: RelayedRequest): boolean => req.method === "HEAD" && req.path.startsWith(`/${bucket}/object.bin`);
   const isLaterRange = (req: RelayedRequest): boolean => req.method === "GET" && req.range !== undefined && req.range.start > 0;
 
@@ -158,7 +161,7 @@ describe("downloads through a relay that twists answers (integration, real rados
     } as const;
     for (const [twist, { lie, error }] of Object.entries(lies) as [keyof typeof lies, (typeof lies)[keyof typeof lies]][]) {
       const name = `${twist}.bin`;
-      const failure = new RegExp(`GET s3://\\S+/object\\.bin bytes=\\d+-\\d+: ${error.source}.* after 6 attempts`);
+      const failure = new RegExp(`GET s3://\\S+/object\\.bin bytes=\\d+-\\d+: ${error.source}.* after ${LIAR_ATTEMPTS} attempts`);
 
       it(`a relay that ${lie} once: the download to a file retries and is byte-exact`, async () => {
         relay.twist = twistNext(1, twist, isLaterRange);
@@ -181,7 +184,7 @@ describe("downloads through a relay that twists answers (integration, real rados
         relay.twist = (req) => (isLaterRange(req) ? twist : undefined);
         const sub = await mkdtemp(join(dir, `always-${twist}-`));
         const target = join(sub, name);
-        const res = await s3x(["cp", `s3://${bucket}/object.bin`, target]);
+        const res = await s3x(["cp", `s3://${bucket}/object.bin`, target], relay, LIAR_ATTEMPTS);
         assert.equal(res.code, 1, describeRun(res));
         assert.match(res.stderr, failure);
         assert.deepEqual((await readdir(sub)).filter((f) => f === name), [], "no file under the final name");
@@ -189,12 +192,41 @@ describe("downloads through a relay that twists answers (integration, real rados
 
       it(`a relay that always ${lie}: a download to stdout fails with a clear error, exit 1, and writes only the object's true first bytes`, async () => {
         relay.twist = (req) => (isLaterRange(req) ? twist : undefined);
-        const res = await s3x(["cp", `s3://${bucket}/object.bin`, "-"]);
+        const res = await s3x(["cp", `s3://${bucket}/object.bin`, "-"], relay, LIAR_ATTEMPTS);
         assert.equal(res.code, 1, describeRun(res));
         assert.match(res.stderr, failure);
         assert.ok(res.stdout.length < object.length, `${res.stdout.length} bytes written`);
         assert.equal(sha256(res.stdout), sha256(object.subarray(0, res.stdout.length)), "what was written is the object's start");
       });
     }
+  });
+
+  describe("3. a part that fails for good ends the download, never hangs it", () => {
+    // The checksum HEAD is throttled twice (its retries sleep in backoff), and the later ranges are refused for good
+    // (403): a range fails while part 0 still waits for the checksum, so part 0 is cancelled and never written.
+    const failFast = (): void => {
+      const slowHead = twistNext(2, "slow-down", isObjectHead);
+      relay.twist = (req) => slowHead(req) ?? (isLaterRange(req) ? "access-denied" : undefined);
+    };
+    const once = (dest: string): Promise<RunResult> => s3x(["cp", `s3://${bucket}/object.bin`, dest]);
+
+    for (let run = 0; run < 3; run++) {
+      it(`to stdout (run ${run + 1} of 3): exit 1 with the range's error`, async () => {
+        failFast();
+        const res = await once("-");
+        assert.equal(res.code, 1, describeRun(res));
+        assert.match(res.stderr, /GET s3:\/\/\S+\/object\.bin bytes=\d+-\d+: AccessDenied: access denied/);
+        assert.equal(sha256(res.stdout), sha256(object.subarray(0, res.stdout.length)), "what was written is the object's start");
+      });
+    }
+
+    it("to a file: exit 1 with the range's error, no file under the final name", async () => {
+      failFast();
+      const sub = await mkdtemp(join(dir, "fail-fast-"));
+      const res = await once(join(sub, "object.bin"));
+      assert.equal(res.code, 1, describeRun(res));
+      assert.match(res.stderr, /GET s3:\/\/\S+\/object\.bin bytes=\d+-\d+: AccessDenied: access denied/);
+      assert.deepEqual((await readdir(sub)).filter((f) => f === "object.bin"), []);
+    });
   });
 });

@@ -7,6 +7,8 @@ import type { AddressInfo } from "node:net";
  * itself never does:
  *
  *  - "slow-down": answers 503 SlowDown itself (the request is not forwarded);
+ *  - "access-denied": answers 403 AccessDenied itself (not forwarded): a
+ *    failure no retry mends;
  *  - "wrong-range": answers a ranged GET with 206 and the right number of
  *    bytes, but from the object's start, and a Content-Range that says so
  *    (`bytes 0-…/total`): a cache that serves the range it holds;
@@ -22,7 +24,7 @@ import type { AddressInfo } from "node:net";
  * (`knowObject`): the relay cannot ask radosgw for another range, the Range
  * header being signed.
  */
-export type Twist = "slow-down" | "wrong-range" | "whole-object" | "long-body";
+export type Twist = "slow-down" | "access-denied" | "wrong-range" | "whole-object" | "long-body";
 
 /** What the relay sees of a request when deciding whether to twist its answer. */
 export interface RelayedRequest {
@@ -47,6 +49,13 @@ export interface RangeTwistingProxy {
 }
 
 export const SLOW_DOWN_XML = '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>';
+const ACCESS_DENIED_XML = '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
+
+/** The answers the relay gives itself, without forwarding the request. */
+const CANNED: Partial<Record<Twist, { status: number; body: string }>> = {
+  "slow-down": { status: 503, body: SLOW_DOWN_XML },
+  "access-denied": { status: 403, body: ACCESS_DENIED_XML },
+};
 
 /**
  * A twist for a SlowDown storm: `fraction` of all requests are refused with
@@ -86,7 +95,7 @@ export async function startRangeTwistingProxy(targetHost: string, targetPort: nu
   const objects = new Map<string, Buffer>();
   const proxy: Pick<RangeTwistingProxy, "twist" | "twisted" | "seen"> = {
     twist: () => undefined,
-    twisted: { "slow-down": 0, "wrong-range": 0, "whole-object": 0, "long-body": 0 },
+    twisted: { "slow-down": 0, "access-denied": 0, "wrong-range": 0, "whole-object": 0, "long-body": 0 },
     seen: {},
   };
 
@@ -113,7 +122,7 @@ export async function startRangeTwistingProxy(targetHost: string, targetPort: nu
   const relay = (incoming: IncomingMessage, outgoing: ServerResponse, twist: Twist | undefined, range: { start: number; end: number } | undefined): void => {
     const path = new URL(incoming.url ?? "/", "http://relay").pathname;
     const data = objects.get(decodeURIComponent(path));
-    const twisting = twist !== undefined && twist !== "slow-down" && range !== undefined && data !== undefined;
+    const twisting = twist !== undefined && range !== undefined && data !== undefined;
     const upstream = httpRequest({ host: targetHost, port: targetPort, method: incoming.method, path: incoming.url, headers: incoming.headers }, (reply) => {
       if (!twisting || reply.statusCode !== 206) {
         outgoing.writeHead(reply.statusCode ?? 502, reply.headers);
@@ -139,13 +148,14 @@ export async function startRangeTwistingProxy(targetHost: string, targetPort: nu
     proxy.seen[method] = (proxy.seen[method] ?? 0) + 1;
     const range = rangeOf(incoming.headers.range);
     const twist = proxy.twist({ method, path: incoming.url ?? "", range });
-    if (twist !== "slow-down") return relay(incoming, outgoing, twist, range);
-    proxy.twisted["slow-down"]++;
+    const canned = twist && CANNED[twist];
+    if (!twist || !canned) return relay(incoming, outgoing, twist, range);
+    proxy.twisted[twist]++;
     incoming.resume();
     incoming.on("end", () => {
       // A HEAD answer has no body, whatever its Content-Length says.
-      outgoing.writeHead(503, { "content-type": "application/xml", "content-length": Buffer.byteLength(SLOW_DOWN_XML) });
-      outgoing.end(method === "HEAD" ? undefined : SLOW_DOWN_XML);
+      outgoing.writeHead(canned.status, { "content-type": "application/xml", "content-length": Buffer.byteLength(canned.body) });
+      outgoing.end(method === "HEAD" ? undefined : canned.body);
     });
   });
   server.keepAliveTimeout = 1_000;
