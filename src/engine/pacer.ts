@@ -72,10 +72,16 @@ export class RetryPacer {
     this.tokens = options.capacity;
   }
 
-  /** Waits until one more attempt may be in flight. */
-  async begin(signal?: AbortSignal): Promise<PacedAttempt> {
+  /**
+   * Waits until one more attempt may be in flight. An `urgent` attempt, one
+   * that attempts already in flight wait for (the HEAD that fetches the
+   * stored checksum a download's slices are hashed against), takes its slot
+   * at once, above the limit: made to wait for a slot that those attempts
+   * hold, it would wait for ever.
+   */
+  async begin(signal?: AbortSignal, urgent = false): Promise<PacedAttempt> {
     signal?.throwIfAborted();
-    if (this.running < Math.floor(this.limit)) {
+    if (urgent || this.running < Math.floor(this.limit)) {
       this.running++;
     } else {
       // The slot is handed over by finish() (running already counts it), in arrival order.

@@ -30,6 +30,10 @@ const RETRYABLE_CODES = new Set([
   "ThrottlingException",
   // s3x's own: a request cancelled for crawling far behind its siblings, to be re-sent elsewhere.
   "S3X_STRAGGLER",
+  // s3x's own: a ranged GET answered with other bytes than asked for (a relay or cache that mangles Range); another try may get the right ones.
+  "S3X_RANGE_MISMATCH",
+  // s3x's own: a body longer than the range it was sent for (chunked, so its length was not known up front).
+  "S3X_BODY_OVERFLOW",
 ]);
 
 const THROTTLE_CODES = new Set(["SlowDown", "ServiceUnavailable", "Throttling", "ThrottlingException"]);
@@ -50,12 +54,12 @@ export function isRetryable(failure: RequestFailure): boolean {
 /**
  * What a failure says about the endpoint, in the CRT's classes: 503 and the
  * throttling codes ask us to slow down; other 5xx are server errors; network
- * failures, timeouts and stragglers are transient.
+ * failures, timeouts, stragglers and mismatched ranges or bodies are transient.
  */
 export function failureKind(failure: RequestFailure): FailureKind {
   if (failure.status === 503 || (failure.code !== undefined && THROTTLE_CODES.has(failure.code))) return "throttle";
   if ((failure.status !== undefined && failure.status >= 500) || failure.code === "InternalError") return "server";
-  if (failure.network || failure.code === "RequestTimeout" || failure.code === "S3X_STRAGGLER") return "transient";
+  if (failure.network || failure.code === "RequestTimeout" || failure.code === "S3X_STRAGGLER" || failure.code === "S3X_RANGE_MISMATCH" || failure.code === "S3X_BODY_OVERFLOW") return "transient";
   return "other";
 }
 
@@ -90,6 +94,12 @@ export interface RetryHooks {
   signal?: AbortSignal;
   /** Called before each retry, e.g. to count retries for stats. */
   onRetry?: (failure: RequestFailure, attempt: number) => void;
+  /**
+   * Attempts in flight wait for this request: it never waits for a slot
+   * under the pacer's limit (RetryPacer.begin), though it still pays into
+   * and teaches the pacer.
+   */
+  urgent?: boolean;
 }
 
 /**
@@ -122,7 +132,7 @@ export async function withRetries<T>(
   const pacer = policy.pacer;
   for (let n = 0; ; n++) {
     const routing: AttemptRouting = { avoid };
-    const slot = await pacer?.begin(hooks.signal);
+    const slot = await pacer?.begin(hooks.signal, hooks.urgent);
     try {
       const result = hedge ? await hedged(routing, () => attempt(n), hedge, hooks.signal) : await startWithRouting(routing, () => attempt(n));
       if (slot) pacer?.finish(slot, "success");

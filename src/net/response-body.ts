@@ -214,8 +214,9 @@ class Sink implements DirectSink {
   accept(chunk: Buffer): number {
     if (this.settled) return 0;
     if (this.position + chunk.length > this.target.length && !this.slice) {
-      this.abort();
+      // Settled first: aborting the source fails the body, and the reader must learn why (an overflow), not that it was aborted.
       this.fail(new BodyOverflowError(this.target.length - this.start, this.position - this.start + chunk.length));
+      this.abort();
       return 0;
     }
     const taken = Math.min(chunk.length, this.target.length - this.position);
@@ -239,7 +240,7 @@ class Sink implements DirectSink {
   }
 }
 
-/** The server sent more bytes than the requested range holds. */
+/** The server sent more bytes than the requested range holds (retried: engine/retry.ts). */
 export class BodyOverflowError extends Error {
   readonly code = "S3X_BODY_OVERFLOW";
   constructor(expected: number, got: number) {

@@ -100,10 +100,11 @@ export interface RangeResult {
 export async function getRange(client: S3Client, req: RangeRequest): Promise<RangeResult> {
   const range = rangeOf(req);
   const answer = canSendDirectly(client, req.ref.bucket) ? await getDirectly(client, req, range) : await getThroughSdk(client, req, range);
+  if (range !== undefined) checkRangeAnswer(req, range, answer);
   req.onEtag?.(answer.etag);
   if (range === undefined) checkFits(req, answer.contentLength, answer.body);
   const ranged = answer.contentRange !== undefined;
-  const objectSize = answer.contentRange !== undefined ? parseTotal(answer.contentRange) : (answer.contentLength ?? 0);
+  const objectSize = answer.contentRange !== undefined ? parseContentRange(answer.contentRange).total : (answer.contentLength ?? 0);
   const expected = answer.contentLength ?? req.end - req.start + 1;
   const bytes = await readBody(answer.body, req, expected);
   if (bytes !== expected) {
@@ -114,8 +115,53 @@ export async function getRange(client: S3Client, req: RangeRequest): Promise<Ran
   return { bytes, objectSize, etag: answer.etag, lastModified: answer.lastModified, ranged, ...answer.stored };
 }
 
+/**
+ * A ranged GET answered with other bytes than those asked for: a relay,
+ * cache or server that ignored the Range header (200 and the whole object)
+ * or served another range (a Content-Range that does not match). Retried as
+ * a transient protocol error; its body is never read, so its bytes never
+ * become data.
+ */
+export class RangeMismatchError extends Error {
+  readonly code = "S3X_RANGE_MISMATCH";
+}
+
+/**
+ * Checks a ranged GET's answer before a byte of its body is read, as
+ * aws-cli does ("Requested range … does not match content range"): a 206
+ * whose Content-Range starts and ends where the request did (the end cut
+ * at the object's last byte) with a body of that length. A 200 is the whole
+ * object, right only when the request started at 0 and asked for at least
+ * that many bytes (a server may ignore Range on a range covering it all).
+ */
+function checkRangeAnswer(req: RangeRequest, range: string, answer: GetAnswer): void {
+  const refuse = (what: string): never => {
+    (answer.body as { destroy?: () => void } | undefined)?.destroy?.();
+    throw new RangeMismatchError(`the answer does not match the range asked for (${range}): ${what}`);
+  };
+  if (answer.status === 200 || answer.contentRange === undefined) {
+    const length = answer.contentLength;
+    if (req.start === 0 && length !== undefined && length <= req.end + 1) return;
+    const ignored = answer.status === 206 ? "" : " (it ignored the Range header)";
+    return refuse(`HTTP ${answer.status ?? 200}, ${length ?? "an unknown number of"} bytes, no Content-Range${ignored}`);
+  }
+  let parsed: { start: number; end: number; total: number } | undefined;
+  try {
+    parsed = parseContentRange(answer.contentRange);
+  } catch {
+    return refuse(`Content-Range "${answer.contentRange}" unreadable`);
+  }
+  const { start, end, total } = parsed;
+  const bodyLength = answer.contentLength ?? end - start + 1;
+  if (start !== req.start || end !== Math.min(req.end, total - 1) || bodyLength !== end - start + 1) {
+    return refuse(`Content-Range bytes ${start}-${end}/${total}, a body of ${bodyLength} bytes`);
+  }
+}
+
 /** What getRange reads of a GET's answer, whichever way it was sent. */
 interface GetAnswer {
+  /** The HTTP status, when the way it was sent tells it. */
+  status?: number;
   etag: string;
   contentLength?: number;
   contentRange?: string;
@@ -126,7 +172,7 @@ interface GetAnswer {
 
 async function getThroughSdk(client: S3Client, req: RangeRequest, range: string | undefined): Promise<GetAnswer> {
   const out = await send(client, new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: range, IfMatch: req.ifMatch }), req.signal);
-  return { etag: out.ETag ?? "", contentLength: out.ContentLength, contentRange: out.ContentRange, lastModified: out.LastModified, stored: checksumOutput(out), body: out.Body };
+  return { status: out.$metadata.httpStatusCode, etag: out.ETag ?? "", contentLength: out.ContentLength, contentRange: out.ContentRange, lastModified: out.LastModified, stored: checksumOutput(out), body: out.Body };
 }
 
 async function getDirectly(client: S3Client, req: RangeRequest, range: string | undefined): Promise<GetAnswer> {
@@ -138,6 +184,7 @@ async function getDirectly(client: S3Client, req: RangeRequest, range: string | 
   if (response.statusCode !== 200 && response.statusCode !== 206) throw await errorOf(response);
   const h = response.headers;
   return {
+    status: response.statusCode,
     etag: h.etag ?? "",
     contentLength: h["content-length"] === undefined ? undefined : Number(h["content-length"]),
     contentRange: h["content-range"],
@@ -147,10 +194,12 @@ async function getDirectly(client: S3Client, req: RangeRequest, range: string | 
   };
 }
 
-function parseTotal(contentRange: string): number {
-  // "bytes 0-8388607/1073741824"
-  const slash = contentRange.lastIndexOf("/");
-  const total = Number(contentRange.slice(slash + 1));
-  if (!Number.isSafeInteger(total)) throw new Error(`unexpected Content-Range: ${contentRange}`);
-  return total;
+/** "bytes 0-8388607/1073741824": the first and last byte sent and the object's size. */
+function parseContentRange(contentRange: string): { start: number; end: number; total: number } {
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
+  const [start, end, total] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [NaN, NaN, NaN];
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || !Number.isSafeInteger(total) || start > end || end >= total) {
+    throw new Error(`unexpected Content-Range: ${contentRange}`);
+  }
+  return { start, end, total };
 }

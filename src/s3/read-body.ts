@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { ResponseBody } from "../net/response-body.js";
+import { BodyOverflowError, ResponseBody } from "../net/response-body.js";
 
 /**
  * A GET's body into the caller's memory: a part buffer, or 1 MiB slices
@@ -64,7 +64,7 @@ async function readSlices(body: ResponseBody, slices: BodySlices, expected: numb
 async function copyStreamToSlices(stream: Readable, slices: BodySlices, expected: number, onBytes?: (n: number) => void): Promise<number> {
   let got = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    if (got + chunk.length > expected) throw new Error("response body longer than the requested range");
+    if (got + chunk.length > expected) throw new BodyOverflowError(expected, got + chunk.length);
     for (let taken = 0; taken < chunk.length; ) {
       const { buffer, filled } = slices.current();
       if (filled === buffer.length) {
@@ -85,7 +85,7 @@ async function copyStreamToSlices(stream: Readable, slices: BodySlices, expected
 async function copyStream(stream: Readable, target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
   let position = offset;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    if (position + chunk.length > target.length) throw new Error("response body longer than the requested range");
+    if (position + chunk.length > target.length) throw new BodyOverflowError(target.length - offset, position - offset + chunk.length);
     chunk.copy(target, position);
     position += chunk.length;
     onBytes?.(chunk.length);

@@ -33,7 +33,7 @@ export async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstI
       await fetchInSlices(run, range, index, etag);
       continue;
     }
-    if (sink.waitForRoom) await sink.waitForRoom(index);
+    await roomFor(sink, index, signal);
     // Buffers are taken in part order, so the part the sink needs next
     // always holds one: an ordered sink can never deadlock the budget.
     const buffer = await acquirePartBuffer(ctx, partSize, signal);
@@ -47,6 +47,28 @@ export async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstI
         : queued(ctx, signal, fetch).then(land)
       ).finally(() => ctx.memory.release(buffer)),
     );
+  }
+}
+
+/**
+ * Waits until an in-order sink (stdout) has room for part `index`, or the
+ * run is cancelled: once a part fails for good, the parts before `index`
+ * may never be written (a part waiting for its checksum is cancelled too),
+ * so the room would never come and the download would hang instead of
+ * failing (issue #35).
+ */
+async function roomFor(sink: DownloadSink, index: number, signal: AbortSignal): Promise<void> {
+  if (!sink.waitForRoom) return;
+  signal.throwIfAborted();
+  let onAbort: () => void = () => undefined;
+  const cancelled = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error("download cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([sink.waitForRoom(index), cancelled]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
 }
 

@@ -11,13 +11,21 @@ import { s3Url } from "../object-url.js";
  * the caller's.
  */
 
-/** HEAD of the object (or one part), with retries, counted; `ifMatch` pins the version. */
-export function headWithRetries(ctx: TransferContext, ref: ObjectRef, signal: AbortSignal, call: { ifMatch?: string; partNumber?: number } = {}): Promise<ObjectInfo> {
+/**
+ * HEAD of the object (or one part), with retries, counted; `ifMatch` pins
+ * the version; `urgent` when requests in flight wait for it (RetryHooks.urgent).
+ */
+export function headWithRetries(
+  ctx: TransferContext,
+  ref: ObjectRef,
+  signal: AbortSignal,
+  call: { ifMatch?: string; partNumber?: number; urgent?: boolean } = {},
+): Promise<ObjectInfo> {
   const what = call.partNumber === undefined ? "" : ` part ${call.partNumber}`;
   return withRetries(`HEAD ${s3Url(ref)}${what}`, ctx.retry, () => {
     ctx.stats.requests++;
     return headObject(ctx.client, ref, { signal, ifMatch: call.ifMatch || undefined, partNumber: call.partNumber });
-  }, retryHooks(ctx, signal));
+  }, { ...retryHooks(ctx, signal), urgent: call.urgent });
 }
 
 /**

@@ -47,13 +47,16 @@ export function etagMd5(run: Run, first: RangeResult, firstData: Buffer, size: n
  * What the bytes will be checked against: the checksum the first response
  * carried (S3 returns one only for whole-object reads), else the one a HEAD
  * with x-amz-checksum-mode returns, pinned to the ETag. Servers that store no
- * checksums (radosgw) give nothing to check.
+ * checksums (radosgw) give nothing to check. The HEAD is urgent: ranges
+ * written in slices wait for the verifier while their GETs hold the pacer's
+ * slots, so under a throttle a HEAD made to wait for a slot hung the
+ * download for ever (issue #35).
  */
 export function verifierFor(run: Run, first: RangeResult, size: number): Promise<RangeVerifier | undefined> {
   const { ctx, ref, signal } = run;
   const info = first.checksum || first.bytes === size
     ? Promise.resolve<Pick<ObjectInfo, "checksum" | "checksumType">>(first)
-    : headWithRetries(ctx, ref, signal, { ifMatch: first.etag });
+    : headWithRetries(ctx, ref, signal, { ifMatch: first.etag, urgent: true });
   const verifier = info.then((i) => storedChecksum(run, i, size, first.etag)).then((stored) => stored && new RangeVerifier(stored, size));
   // Awaited by every range before it is written; a failure fails the download there.
   verifier.catch(() => undefined);
@@ -72,7 +75,7 @@ export async function storedChecksum(run: Run, info: Pick<ObjectInfo, "checksum"
   const parts = compositeParts(checksum.base64);
   if (parts === undefined) return undefined;
   const { ctx, ref, signal } = run;
-  const first = await headWithRetries(ctx, ref, signal, { ifMatch: etag, partNumber: 1 });
+  const first = await headWithRetries(ctx, ref, signal, { ifMatch: etag, partNumber: 1, urgent: true });
   const partSize = first.size;
   if (!(partSize > 0 && partSize * (parts - 1) < size && size <= partSize * parts)) return undefined;
   return { type: "COMPOSITE", checksum, partSize, parts };

@@ -43,6 +43,24 @@ describe("engine/pacer", () => {
     assert.ok(pacer.stats().limit! >= 4);
   });
 
+  it("an urgent attempt (one that attempts in flight wait for) takes a slot above the limit instead of waiting for theirs", async () => {
+    let t = 0;
+    const pacer = new RetryPacer(undefined, () => t);
+    const first = await pacer.begin();
+    t = 1;
+    pacer.finish(first, "throttle");
+    assert.equal(pacer.stats().limit, 1);
+    const holder = await pacer.begin();
+    let ordinaryStarted = false;
+    const ordinary = pacer.begin().then((a) => ((ordinaryStarted = true), a));
+    const urgent = await pacer.begin(undefined, true);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(ordinaryStarted, false, "an ordinary attempt still waits for the slot");
+    pacer.finish(urgent, "success");
+    pacer.finish(holder, "success");
+    pacer.finish(await ordinary, "success");
+  });
+
   it("withRetries fails at once when the bucket is empty, naming the address and attempts", async () => {
     const pacer = new RetryPacer({ capacity: 10, throttleCost: 5, transientCost: 10, successRefund: 1 });
     const policy = { maxAttempts: 10, baseDelayMs: 1, maxDelayMs: 1, pacer };
