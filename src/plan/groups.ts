@@ -42,25 +42,49 @@ export interface EntryGroup<T> {
 }
 
 /**
- * The entries gathered by `nameOf` (their stem), the groups in the order of
- * their first member, the members of each in key order (UTF-8 bytes, S3's
- * listing order), whatever order a manifest gave them in: the same on every
- * worker, since it depends only on the keys.
+ * The entries gathered by the stem of their key, the groups in the order
+ * of their first member, the members of each in key order (S3's listing
+ * order, UTF-8 bytes), whatever order a manifest gave them in: the same on
+ * every worker, since it depends only on the keys. Each key is computed
+ * once: a listing may hold millions.
  */
-export function groupEntries<T>(entries: readonly T[], nameOf: (entry: T) => string, keyOf: (entry: T) => string, sizeOf: (entry: T) => number): EntryGroup<T>[] {
-  const groups = new Map<string, EntryGroup<T>>();
+export function groupEntries<T>(entries: readonly T[], keyOf: (entry: T) => string, sizeOf: (entry: T) => number): EntryGroup<T>[] {
+  const groups = new Map<string, EntryGroup<T> & { keys: string[] }>();
   for (const entry of entries) {
-    const name = nameOf(entry);
+    const key = keyOf(entry);
+    const name = stemOf(key);
     let group = groups.get(name);
     if (!group) {
-      group = { name, members: [], size: 0 };
+      group = { name, members: [], keys: [], size: 0 };
       groups.set(name, group);
     }
     group.members.push(entry);
+    group.keys.push(key);
     group.size += sizeOf(entry);
   }
-  for (const group of groups.values()) {
-    if (group.members.length > 1) group.members.sort((a, b) => Buffer.compare(Buffer.from(keyOf(a), "utf8"), Buffer.from(keyOf(b), "utf8")));
+  return [...groups.values()].map(({ name, members, keys, size }) => {
+    if (members.length === 1) return { name, members, size };
+    // Array.prototype.sort is stable: a key listed twice keeps its manifest order.
+    const order = members.map((_, i) => i).sort((a, b) => compareUtf8(keys[a], keys[b]));
+    return { name, members: order.map((i) => members[i]), size };
+  });
+}
+
+/**
+ * UTF-8 byte order without encoding: code-unit order, except that a
+ * surrogate (a code point above U+FFFF) sorts after U+E000..U+FFFF, as its
+ * four UTF-8 bytes do.
+ */
+export function compareUtf8(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xSurrogate = x >= 0xd800 && x <= 0xdfff;
+    const ySurrogate = y >= 0xd800 && y <= 0xdfff;
+    if (xSurrogate !== ySurrogate && (xSurrogate ? y : x) >= 0xe000) return xSurrogate ? 1 : -1;
+    return x - y;
   }
-  return [...groups.values()];
+  return a.length - b.length;
 }

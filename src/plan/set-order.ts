@@ -1,5 +1,5 @@
 import { isIncluded, type FilterSet } from "./filters.js";
-import { groupEntries, stemOf, type GroupBy } from "./groups.js";
+import { groupEntries, type GroupBy } from "./groups.js";
 import type { SetEntry, SetSource, SourceItem } from "./set-plan.js";
 import { pickShard, type ShardBalance, type ShardSpec } from "./shard.js";
 import { shuffleOrder } from "./shuffle.js";
@@ -59,10 +59,11 @@ export function orderedSource<Ref>(source: SetSource<Ref>, order: SetOrder): Set
       }
       // Each object is a group of one unless --group-by gathers a stem's objects: shuffled and split as one.
       const shown = (entry: SetEntry<Ref>) => source.shown(entry);
-      let groups = order.groupBy
-        ? groupEntries(entries, (entry) => stemOf(shown(entry)), shown, (entry) => entry.size)
-        : entries.map((entry) => ({ name: shown(entry), members: [entry], size: entry.size }));
-      if (order.shuffleSeed !== undefined) groups = shuffleOrder(groups, order.shuffleSeed, (group) => group.name);
+      // A group of one is named by its object only when shuffled: naming every entry of a large listing costs for nothing.
+      let groups: { name?: string; members: SetEntry<Ref>[]; size: number }[] = order.groupBy
+        ? groupEntries(entries, shown, (entry) => entry.size)
+        : entries.map((entry) => ({ members: [entry], size: entry.size }));
+      if (order.shuffleSeed !== undefined) groups = shuffleOrder(groups, order.shuffleSeed, (group) => group.name ?? shown(group.members[0]));
       const ofGroups = groups.length;
       if (order.shard) groups = pickShard(groups, order.shard, (group) => group.size, order.shardBalance);
       const ordered = groups.flatMap((group) => group.members);

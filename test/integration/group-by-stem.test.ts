@@ -143,6 +143,10 @@ describe("--group-by stem: a sample's objects stay together (integration, real r
     assert.ok(Math.max(...stems) - Math.min(...stems) <= 1, `stems per worker: ${stems.join(", ")}`);
     const debug = ok(await s3x(["cat", `s3://${bucket}/train/`, "--tar", "--shard", "1/4", "--group-by", "stem", "--shard-balance", "count", "--debug"]));
     assert.match(debug.stderr, new RegExp(`shard 1 of 4, from --shard 1/4: ${stems[1]} of the 15 stems, ${shares[1]!.length} of the ${keys.length} objects, \\d+ bytes \\(balanced by count of stems\\)`));
+    // 15 stems among 16 workers leave one worker nothing, though there are more objects than workers.
+    const idle = ok(await s3x(["cat", `s3://${bucket}/train/`, "--tar", "--shard", "15/16", "--group-by", "stem", "--shard-balance", "count"]));
+    assert.deepEqual(await tarMembers(idle.stdout), []);
+    assert.match(idle.stderr, new RegExp(`this worker's share is empty: 15 stems \\(${keys.length} objects\\) split 16 ways`));
   });
 
   it("cp -r (download) --shard --shuffle --group-by stem: each worker's files are whole stems; the dry run lists each stem's objects together, in key order", async () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { compileFilters } from "../../../src/plan/filters.js";
-import { groupEntries, parseGroupBy, stemOf } from "../../../src/plan/groups.js";
+import { compareUtf8, groupEntries, parseGroupBy, stemOf } from "../../../src/plan/groups.js";
 import { UsageError } from "../../../src/plan/location.js";
 import { orderedSource } from "../../../src/plan/set-order.js";
 import type { SetEntry, SetSource, SourceItem } from "../../../src/plan/set-plan.js";
@@ -47,12 +47,20 @@ describe("plan/groups: --group-by stem", () => {
 
   it("gathers a stem's entries in the order of its first member, each group in key order, sizes summed", () => {
     const entries = [["x/2.cls", 1], ["x/1.jpg", 10], ["x/2.jpg", 20], ["x/1.cls", 2], ["x/3", 5]] as const;
-    const groups = groupEntries(entries, ([key]) => stemOf(key), ([key]) => key, ([, size]) => size);
+    const groups = groupEntries(entries, ([key]) => key, ([, size]) => size);
     assert.deepEqual(groups.map((g) => [g.name, g.members.map(([key]) => key), g.size]), [
       ["x/2", ["x/2.cls", "x/2.jpg"], 21],
       ["x/1", ["x/1.cls", "x/1.jpg"], 12],
       ["x/3", ["x/3"], 5],
     ]);
+  });
+
+  it("orders a group's keys as S3 lists them (UTF-8 bytes), astral characters after U+E000..U+FFFF", () => {
+    const keys = ["x/1.\u{1F600}", "x/1.\uFF01", "x/1.a", "x/1.é", "x/1.", "x/1.\uE000b", "x/1.ab", "x/1"];
+    const groups = groupEntries(keys, (key) => key, () => 1);
+    const utf8 = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    assert.deepEqual(groups.map((g) => g.members), [utf8]);
+    for (const a of keys) for (const b of keys) assert.equal(Math.sign(compareUtf8(a, b)), Buffer.compare(Buffer.from(a), Buffer.from(b)), `${a} vs ${b}`);
   });
 
   const samples = Array.from({ length: 30 }, (_, i) => String(i).padStart(6, "0"));
