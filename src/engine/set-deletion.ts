@@ -1,4 +1,5 @@
 import { isIncluded, type FilterSet } from "../plan/filters.js";
+import { stemOf, type GroupBy } from "../plan/groups.js";
 import { asDirectoryPrefix } from "../plan/keys.js";
 import { flatShard, shardOfKey, type ShardSpec } from "../plan/shard.js";
 import type { SetSource } from "../plan/set-plan.js";
@@ -16,12 +17,13 @@ import type { SetSourceSpec } from "./set-executor.js";
  * over the listing as transfers are: the workers delete from the very
  * listing they split, so it differs from one worker's start to the next.
  * The keys go out in DeleteObjects batches, bucket by bucket, at the end.
- * Folder markers are deleted too, as `rm -r` does.
+ * With --group-by stem the hash is of the key's stem, so one worker deletes
+ * all of a sample's objects. Folder markers are deleted too, as `rm -r` does.
  */
 export async function deleteSet(
   ctx: TransferContext,
   spec: SetSourceSpec,
-  options: { filters: FilterSet; shard?: ShardSpec; dryrun: boolean },
+  options: { filters: FilterSet; shard?: ShardSpec; groupBy?: GroupBy; dryrun: boolean },
   onResult: (result: ObjectResult) => void,
 ): Promise<void> {
   const source = deletionSource(ctx, spec);
@@ -35,7 +37,8 @@ export async function deleteSet(
     }
     const { entry } = item;
     if (!isIncluded(options.filters, entry.relativePath)) continue;
-    if (shard && shardOfKey(`${entry.ref.bucket}/${entry.ref.key}`, shard.count) !== shard.index) continue;
+    const id = `${entry.ref.bucket}/${entry.ref.key}`;
+    if (shard && shardOfKey(options.groupBy ? stemOf(id) : id, shard.count) !== shard.index) continue;
     if (options.dryrun) {
       onResult({ action: "delete", source: source.shown(entry), destination: "", size: 0, status: "dryrun" });
       continue;

@@ -1,4 +1,5 @@
 import { isIncluded, type FilterSet } from "./filters.js";
+import { groupEntries, type GroupBy } from "./groups.js";
 import type { SetEntry, SetSource, SourceItem } from "./set-plan.js";
 import { pickShard, type ShardBalance, type ShardSpec } from "./shard.js";
 import { shuffleOrder } from "./shuffle.js";
@@ -16,6 +17,8 @@ export interface SetOrder {
   shard?: ShardSpec;
   /** What the split balances between shards (default bytes). */
   shardBalance?: ShardBalance;
+  /** The units shuffled and split: each object alone (undefined), or a stem's objects together, in key order. */
+  groupBy?: GroupBy;
   /** Told this worker's share once it is known (before its first entry): --debug's counts, the notice of an empty share. */
   onShare?: (share: ShareSize) => void;
   /** Entries the filters exclude take no part in the split (the planner applies the same filters again). */
@@ -27,6 +30,9 @@ export interface ShareSize {
   objects: number;
   bytes: number;
   ofObjects: number;
+  /** With --group-by: the share's groups, out of the whole set's. */
+  groups?: number;
+  ofGroups?: number;
 }
 
 /**
@@ -51,10 +57,19 @@ export function orderedSource<Ref>(source: SetSource<Ref>, order: SetOrder): Set
         if ("problem" in item) yield item;
         else if (isIncluded(order.filters, item.entry.relativePath)) entries.push(item.entry);
       }
-      let ordered = order.shuffleSeed !== undefined ? shuffleOrder(entries, order.shuffleSeed, (entry) => source.shown(entry)) : entries;
+      // Each object is a group of one unless --group-by gathers a stem's objects: shuffled and split as one.
+      const shown = (entry: SetEntry<Ref>) => source.shown(entry);
+      // A group of one is named by its object only when shuffled: naming every entry of a large listing costs for nothing.
+      let groups: { name?: string; members: SetEntry<Ref>[]; size: number }[] = order.groupBy
+        ? groupEntries(entries, shown, (entry) => entry.size)
+        : entries.map((entry) => ({ members: [entry], size: entry.size }));
+      if (order.shuffleSeed !== undefined) groups = shuffleOrder(groups, order.shuffleSeed, (group) => group.name ?? shown(group.members[0]));
+      const ofGroups = groups.length;
+      if (order.shard) groups = pickShard(groups, order.shard, (group) => group.size, order.shardBalance);
+      const ordered = groups.flatMap((group) => group.members);
       if (order.shard) {
-        ordered = pickShard(ordered, order.shard, (entry) => entry.size, order.shardBalance);
-        order.onShare?.({ objects: ordered.length, bytes: ordered.reduce((sum, entry) => sum + entry.size, 0), ofObjects: entries.length });
+        const share: ShareSize = { objects: ordered.length, bytes: ordered.reduce((sum, entry) => sum + entry.size, 0), ofObjects: entries.length };
+        order.onShare?.(order.groupBy ? { ...share, groups: groups.length, ofGroups } : share);
       }
       for (const entry of ordered) yield { entry };
     },

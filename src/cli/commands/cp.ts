@@ -52,7 +52,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, arg
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
   if (args.recursive) return runMany(mode, source, dest, args as SetArgs, argv);
-  if (args.shard !== undefined || args.shuffle !== undefined || args.tar) throw new UsageError("--shard, --shuffle and --tar go with --recursive or --from");
+  if (args.shard !== undefined || args.shuffle !== undefined || args["group-by"] !== undefined || args.tar) throw new UsageError("--shard, --shuffle, --group-by and --tar go with --recursive or --from");
   const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
   const threshold = checkThreshold(args);
   const toStdout = dest.kind === "stream";

@@ -46,6 +46,8 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
   if (args.path === undefined && args.from === undefined) throw new UsageError("rm needs an s3:// URL or --from FILE");
   const loc = args.path !== undefined ? parseLocation(args.path) : undefined;
   if (loc !== undefined && loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
+  // Deleting in groups changes nothing but which worker deletes what: --group-by only means something to a split.
+  if (args["group-by"] !== undefined && args.shard === undefined) throw new UsageError("rm takes --group-by only with --shard (it keeps a stem's objects with one worker)");
   if (args.from !== undefined || args.shard !== undefined || args.shuffle !== undefined) return await runRmSet(args, loc, argv);
   if (loc === undefined || args.path === undefined) throw new UsageError("rm needs an s3:// URL");
   const path = args.path;
@@ -91,7 +93,7 @@ async function runRmSet(args: RmArgs, loc: Location | undefined, argv: readonly 
   try {
     const filters = compileFilters(filtersFromArgv(argv));
     const order = setOrderOf(args, filters, (line) => session.printer.note(line));
-    await deleteSet(session.context, spec, { filters, shard: order?.shard, dryrun: args.dryrun }, deletions.add);
+    await deleteSet(session.context, spec, { filters, shard: order?.shard, groupBy: order?.groupBy, dryrun: args.dryrun }, deletions.add);
     await session.throwIfStopped();
     session.printer.note(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed`);
     return deletions.failed > 0 ? 1 : 0;

@@ -4,6 +4,7 @@ import type { FilterSet } from "../../plan/filters.js";
 import { asDirectoryPrefix } from "../../plan/keys.js";
 import { formatLocation, UsageError, type Location } from "../../plan/location.js";
 import { parseManifest, refuseCollisions } from "../../plan/manifest.js";
+import { parseGroupBy } from "../../plan/groups.js";
 import type { SetOrder } from "../../plan/set-order.js";
 import { describeShard, flatShard, parseShardOption, SHARD_BALANCES, type ShardBalance } from "../../plan/shard.js";
 import { parseSeed } from "../../plan/shuffle.js";
@@ -22,6 +23,7 @@ export interface SelectionArgs {
   "shard-count"?: number;
   "shard-balance"?: string;
   shuffle?: string;
+  "group-by"?: string;
   /** A stream destination's objects as tar entries. */
   tar?: boolean;
 }
@@ -31,7 +33,8 @@ export function withShardOptions<T>(y: Argv<T>) {
     .option("shard", { type: "string", describe: "take shard I of N (0-based, I/N): a split of the objects, the same on every run; auto: I and N from torchrun, Slurm (srun, arrays), Kubernetes Indexed Jobs or MPI. $S3X_WORKER=ID/COUNT splits the shard among DataLoader workers", group: "Selection:" })
     .option("shard-balance", { type: "string", describe: "what --shard balances between shards: bytes (default: the same transfer time) or count (the same number of objects, within 1, as DDP needs)", group: "Selection:" })
     .option("shard-count", { type: "number", describe: "with --shard auto under a Kubernetes Indexed Job: the number of completions (default $S3X_SHARD_COUNT)", group: "Selection:" })
-    .option("shuffle", { type: "string", describe: "take the objects in an order given by this seed (the same on every worker; a new seed per epoch), before sharding", group: "Selection:" });
+    .option("shuffle", { type: "string", describe: "take the objects in an order given by this seed (the same on every worker; a new seed per epoch), before sharding", group: "Selection:" })
+    .option("group-by", { type: "string", describe: "stem: a sample's objects (WebDataset's 000123.jpg + 000123.cls: the key up to the first dot of its last part) stay together, in key order, through --shard and --shuffle (default: each object on its own)", group: "Selection:" });
 }
 
 export function withManifestOption<T>(y: Argv<T>) {
@@ -79,17 +82,20 @@ export function setOrderOf(args: SelectionArgs, filters: FilterSet, note: (line:
     if (args["shard-count"] !== undefined) throw new UsageError("--shard-count goes with --shard auto");
     if (args["shard-balance"] !== undefined) throw new UsageError("--shard-balance goes with --shard");
   }
-  if (args.shard === undefined && args.shuffle === undefined) return undefined;
+  if (args.shard === undefined && args.shuffle === undefined && args["group-by"] === undefined) return undefined;
+  const groupBy = args["group-by"] !== undefined ? parseGroupBy(args["group-by"]) : undefined;
   const shardBalance = shardBalanceOf(args["shard-balance"]);
   const shard = args.shard !== undefined ? parseShardOption(args.shard, process.env, args["shard-count"]) : undefined;
   if (shard && (args.shard === "auto" || shard.within)) note(`s3x: ${describeShard(shard)}`);
   const onShare: SetOrder["onShare"] = (share) => {
     if (!shard) return;
-    debug?.(`${describeShard(shard)}: ${share.objects} of the ${share.ofObjects} objects, ${share.bytes} bytes (balanced by ${shardBalance})`);
+    const groups = share.groups !== undefined ? `${share.groups} of the ${share.ofGroups} stems, ` : "";
+    debug?.(`${describeShard(shard)}: ${groups}${share.objects} of the ${share.ofObjects} objects, ${share.bytes} bytes (balanced by ${shardBalance}${groupBy ? ` of ${groupBy}s` : ""})`);
     // More workers than objects: an empty share is legitimate (exit 0), but an idle worker should not go unremarked.
-    if (share.objects === 0 && share.ofObjects > 0) note(`s3x: this worker's share is empty: ${share.ofObjects} objects split ${flatShard(shard).count} ways leave none to it`);
+    const units = share.ofGroups !== undefined ? `${share.ofGroups} stems (${share.ofObjects} objects)` : `${share.ofObjects} objects`;
+    if (share.objects === 0 && share.ofObjects > 0) note(`s3x: this worker's share is empty: ${units} split ${flatShard(shard).count} ways leave none to it`);
   };
-  return { shuffleSeed: args.shuffle !== undefined ? parseSeed(args.shuffle) : undefined, shard, shardBalance, onShare, filters };
+  return { shuffleSeed: args.shuffle !== undefined ? parseSeed(args.shuffle) : undefined, shard, shardBalance, groupBy, onShare, filters };
 }
 
 function shardBalanceOf(value: string | undefined): ShardBalance {
