@@ -15,6 +15,7 @@ import { withCommonOptions } from "./options.js";
 import { explainUsageError } from "./usage.js";
 import { commandFirst } from "./argv-order.js";
 import { applyS3Settings, readS3Settings } from "./s3-config.js";
+import { complete, COMPLETE_REQUEST, completionBuilder, runCompletion } from "./completion.js";
 
 /**
  * Entry point: parses the command line, runs one command, and turns any
@@ -118,8 +119,15 @@ export async function main(argv: string[]): Promise<number> {
         exitCode = await runCat(args as unknown as CatArgs, argv);
       },
     )
-    // `s3x completion >> ~/.bashrc` (or ~/.zshrc): tab completion of commands and options.
-    .completion("completion", "print a bash/zsh completion script (add it to ~/.bashrc or ~/.zshrc)")
+    // `s3x completion >> ~/.bashrc`: tab completion of commands, options and S3 URLs (cli/completion.ts).
+    .command(
+      "completion [shell]",
+      "print the tab completion script for bash, zsh or fish (default: $SHELL's), to add to ~/.bashrc, ~/.zshrc or fish's completions",
+      (y) => completionBuilder(y),
+      (args) => {
+        exitCode = runCompletion(args.shell as string | undefined);
+      },
+    )
     .example("s3x cp ./model.safetensors s3://bucket/models/", "upload a file (key models/model.safetensors)")
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to another program")
     .example("s3x sync ./dataset s3://bucket/dataset/ --exclude '*.tmp'", "upload what is new or changed")
@@ -146,6 +154,9 @@ export async function main(argv: string[]): Promise<number> {
       throw new UsageErrorFromParser(explainUsageError(message ?? "", argv, { commands: commandNames, options: optionNames(parser) }));
     });
   const commandNames = registeredCommands(parser);
+  if (argv[0] === COMPLETE_REQUEST) {
+    return complete(argv.slice(1), { cp: cpBuilder, mv: mvBuilder, sync: syncBuilder, ls: lsBuilder, rm: rmBuilder, mb: mbBuilder, rb: rbBuilder, presign: presignBuilder, cat: catBuilder, completion: completionBuilder });
+  }
   skipHelpCache(parser);
   const words = argv[0]?.startsWith("-") || argv[0] === "help" ? commandFirst(argv, commandNames, flagNames([cpBuilder, mvBuilder, syncBuilder, lsBuilder, rmBuilder, mbBuilder, rbBuilder, presignBuilder, catBuilder])) : argv;
   try {

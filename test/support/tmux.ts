@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 
 /**
- * A real terminal for tests: an interactive bash in a tmux pane (its own
+ * A real terminal for tests: an interactive bash (or zsh) in a tmux pane (its own
  * tmux server), as a user sees s3x. `screen()` is what the pane shows now;
  * `raw()` every byte written to it (tmux pipe-pane), escape codes included.
  */
@@ -29,17 +29,26 @@ export interface Terminal {
 
 export const PROMPT = "PROMPT$ ";
 
-export async function openTerminal(env: NodeJS.ProcessEnv, size = { columns: 80, rows: 40 }): Promise<Terminal> {
+export interface TerminalOptions {
+  /** The interactive shell in the pane (default bash); zsh reads no global rc file, only the lines given here. */
+  shell?: "bash" | "zsh";
+  /** Lines the shell runs at start, after the environment and prompt are set (e.g. `source <(s3x completion bash)`). */
+  init?: string[];
+}
+
+export async function openTerminal(env: NodeJS.ProcessEnv, size = { columns: 80, rows: 40 }, options: TerminalOptions = {}): Promise<Terminal> {
   const dir = await mkdtemp(join(tmpdir(), "s3x-tmux-"));
   const socket = join(dir, "socket");
-  const rcFile = join(dir, "bashrc");
+  const shell = options.shell ?? "bash";
+  const rcFile = join(dir, shell === "zsh" ? ".zshrc" : "bashrc");
   const rawFile = join(dir, "raw");
   const exports = Object.entries(env)
     .filter(([name, value]) => value !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
     .map(([name, value]) => `export ${name}=${shellQuote(value!)}`);
-  await writeFile(rcFile, [...exports, `PS1=${shellQuote(PROMPT)}`, "PROMPT_COMMAND=", "unset HISTFILE", ""].join("\n"));
+  await writeFile(rcFile, [...exports, `PS1=${shellQuote(PROMPT)}`, "PROMPT_COMMAND=", "unset HISTFILE", ...(options.init ?? []), ""].join("\n"));
   const tmux = (...args: string[]) => run("tmux", ["-S", socket, ...args], { env: { PATH: process.env.PATH, TERM: "xterm-256color" } });
-  await tmux("new-session", "-d", "-x", String(size.columns), "-y", String(size.rows), "-s", "t", `bash --rcfile ${shellQuote(rcFile)} --noprofile -i`);
+  const shellCommand = shell === "zsh" ? `ZDOTDIR=${shellQuote(dir)} zsh --no-globalrcs -i` : `bash --rcfile ${shellQuote(rcFile)} --noprofile -i`;
+  await tmux("new-session", "-d", "-x", String(size.columns), "-y", String(size.rows), "-s", "t", shellCommand);
   await tmux("pipe-pane", "-o", "-t", "t", `cat >> ${shellQuote(rawFile)}`);
   let runs = 0;
 
