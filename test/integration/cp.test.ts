@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -200,7 +200,9 @@ describe("s3x cp (integration, real radosgw)", function () {
     assert.equal((await cp([src, `s3://${bucket}/page.html`, "--metadata", "team=ml,run=7"])).code, 0);
     const head = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "page.html" }));
     assert.equal(head.ContentType, "text/html");
-    assert.deepEqual(head.Metadata, { team: "ml", run: "7" });
+    // An upload also stores its file's mtime (x-amz-meta-mtime, as rclone does).
+    const mtime = ((await stat(src)).mtimeMs / 1000).toFixed(3);
+    assert.deepEqual(head.Metadata, { team: "ml", run: "7", mtime });
     assert.equal((await cp([src, `s3://${bucket}/page.bin`, "--content-type", "application/x-test"])).code, 0);
     const head2 = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "page.bin" }));
     assert.equal(head2.ContentType, "application/x-test");
@@ -209,7 +211,7 @@ describe("s3x cp (integration, real radosgw)", function () {
     assert.equal((await cp([`s3://${bucket}/page.html`, `s3://${bucket}/page-copy.html`])).code, 0);
     const kept = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "page-copy.html" }));
     assert.equal(kept.ContentType, "text/html");
-    assert.deepEqual(kept.Metadata, { team: "ml", run: "7" });
+    assert.deepEqual(kept.Metadata, { team: "ml", run: "7", mtime });
     assert.equal((await cp([`s3://${bucket}/page.html`, `s3://${bucket}/page-new.html`, "--metadata", "team=cv", "--content-type", "text/plain"])).code, 0);
     const replaced = await s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: "page-new.html" }));
     assert.equal(replaced.ContentType, "text/plain");
