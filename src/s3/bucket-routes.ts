@@ -49,7 +49,7 @@ const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
 
 /**
  * Watches the SDK's signed GetObject, HeadObject and PutObject requests and remembers
- * each bucket's route (see above). Installed after signing, so the request
+ * each bucket's route (see above) once one is answered. Installed after signing, so the request
  * seen is the one sent.
  */
 export function learnBucketRoutes(client: S3Client, payloadPolicy: PayloadPolicy): void {
@@ -59,11 +59,13 @@ export function learnBucketRoutes(client: S3Client, payloadPolicy: PayloadPolicy
   const learn: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next, context) => async (args) => {
     const input = args.input as { Bucket?: string; Key?: string };
     const request = args.request as HttpRequest | undefined;
+    const result = await next(args);
+    // Learnt from an answered request only: one S3 turned away (signed for another region, s3/region-redirects.ts) shows no way.
     if (request && input.Bucket && input.Key && LEARN_FROM.has(context.commandName ?? "") && !known.has(input.Bucket)) {
       const route = routeOf(request, input.Key);
       if (route) known.set(input.Bucket, route);
     }
-    return next(args);
+    return result;
   };
   client.middlewareStack.addRelativeTo(
     learn,
