@@ -31,7 +31,7 @@ export function removeObject(ctx: TransferContext, ref: ObjectRef, shown: string
   return withRetries(`DeleteObject ${shown}`, ctx.retry, () => deleteObject(ctx.client, ref.bucket, ref.key, ctx.signal), { signal: ctx.signal });
 }
 
-/** A presigned GET URL for an object, valid `seconds` (unsigned: its plain URL); nothing is sent (s3/presign.ts). */
+/** A presigned GET URL for an object, valid `seconds` (unsigned: its plain URL), signed for the bucket's region (s3/presign.ts). */
 export function presignedGetUrl(ctx: TransferContext, ref: ObjectRef, seconds: number, signed = true): Promise<string> {
   return presignGet(ctx.client, ref, seconds, Date.now(), signed);
 }

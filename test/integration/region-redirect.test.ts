@@ -111,6 +111,16 @@ describe("region redirects (integration, real radosgw behind a fake proxy playin
     assert.equal(redirects(bucketA), 1);
   });
 
+  it("cp --recursive uploads many files at once, one redirect", async () => {
+    const local = join(dir, "many");
+    await mkdir(local, { recursive: true });
+    for (let i = 0; i < 40; i++) await writeFile(join(local, `f${i}.txt`), `file ${i}`);
+    const res = await s3x(["cp", local, `s3://${bucketB}/many/`, "--recursive"]);
+    assert.equal(res.code, 0, res.stderr);
+    for (let i = 0; i < 40; i++) assert.equal(await objectExists(s3, bucketB, `many/f${i}.txt`), true);
+    assert.equal(redirects(bucketB), 1);
+  });
+
   it("sync between buckets of two other regions learns each region once", async () => {
     for (let i = 0; i < 4; i++) await putTestObject(s3, bucketA, `cross/k${i}`, Buffer.from(`cross ${i}`));
     const res = await s3x(["sync", `s3://${bucketA}/cross/`, `s3://${bucketB}/cross/`]);
