@@ -122,14 +122,13 @@ export function followRegionRedirects(client: S3Client): BucketRegions {
     if (!bucket) return next(args);
     return regions.inTurn(bucket, async () => {
       const learnt = regions.regionOf(bucket);
-      pin(input, learnt);
-      const signedFor = learnt ?? (await config.region());
+      if (learnt !== undefined) pin(input, learnt);
       try {
         return await next(args);
       } catch (err) {
         const region = redirectRegion(err, context.commandName ?? "");
         // A region S3 named that this request was not signed for: once more, there.
-        if (region === undefined || region === signedFor) throw err;
+        if (region === undefined || region === (learnt ?? (await config.region()))) throw err;
         regions.learn(bucket, region);
         pin(input, region);
         return next(args);
