@@ -44,7 +44,7 @@ export async function objectExists(ctx: TransferContext, ref: ObjectRef, shown: 
   }
 }
 
-/** A presigned GET URL for an object, valid `seconds` (unsigned: its plain URL); nothing is sent (s3/presign.ts). */
+/** A presigned GET URL for an object, valid `seconds` (unsigned: its plain URL), signed for the bucket's region (s3/presign.ts). */
 export function presignedGetUrl(ctx: TransferContext, ref: ObjectRef, seconds: number, signed = true): Promise<string> {
   return presignGet(ctx.client, ref, seconds, Date.now(), signed);
 }

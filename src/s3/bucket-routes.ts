@@ -2,6 +2,7 @@ import type { S3Client, ServiceInputTypes, ServiceOutputTypes } from "@aws-sdk/c
 import type { FinalizeRequestMiddleware } from "@smithy/types";
 import type { HttpRequest } from "@smithy/core/protocols";
 import { uriEncode } from "./sigv4.js";
+import { redirectRegion } from "./region-redirects.js";
 
 /**
  * Where each bucket's objects live, learnt from the SDK's own signed
@@ -49,8 +50,8 @@ const CREDENTIAL_SCOPE = /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/;
 
 /**
  * Watches the SDK's signed GetObject, HeadObject and PutObject requests and remembers
- * each bucket's route (see above). Installed after signing, so the request
- * seen is the one sent.
+ * each bucket's route (see above) once one is answered (not turned away for
+ * its region). Installed after signing, so the request seen is the one sent.
  */
 export function learnBucketRoutes(client: S3Client, payloadPolicy: PayloadPolicy): void {
   const known = new Map<string, BucketRoute>();
@@ -59,11 +60,21 @@ export function learnBucketRoutes(client: S3Client, payloadPolicy: PayloadPolicy
   const learn: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next, context) => async (args) => {
     const input = args.input as { Bucket?: string; Key?: string };
     const request = args.request as HttpRequest | undefined;
-    if (request && input.Bucket && input.Key && LEARN_FROM.has(context.commandName ?? "") && !known.has(input.Bucket)) {
-      const route = routeOf(request, input.Key);
-      if (route) known.set(input.Bucket, route);
+    const learn = () => {
+      if (request && input.Bucket && input.Key && LEARN_FROM.has(context.commandName ?? "") && !known.has(input.Bucket)) {
+        const route = routeOf(request, input.Key);
+        if (route) known.set(input.Bucket, route);
+      }
+    };
+    try {
+      const result = await next(args);
+      learn();
+      return result;
+    } catch (err) {
+      // A request S3 turned away for its signing region (s3/region-redirects.ts) shows no way; any other answer does.
+      if (redirectRegion(err, context.commandName ?? "") === undefined) learn();
+      throw err;
     }
-    return next(args);
   };
   client.middlewareStack.addRelativeTo(
     learn,

@@ -7,6 +7,7 @@ import { requestStoredChecksums } from "./checksum-mode.js";
 import { installContentMd5 } from "./content-md5.js";
 import { readListingsDirectly } from "./list-xml.js";
 import { learnBucketRoutes } from "./bucket-routes.js";
+import { followRegionRedirects } from "./region-redirects.js";
 import { installRequestSettings, type RequestSettings } from "./request-headers.js";
 import { signPayloads, signsPayloadUnder, type PayloadSigning } from "./payload-signing.js";
 import { HostDirectory, type NetOptions, type AddressStats } from "../net/pools.js";
@@ -87,6 +88,7 @@ export function connect(settings: S3Settings): S3Connection {
   readListingsDirectly(client);
   carrySignals(client);
   if (settings.requests) installRequestSettings(client, settings.requests);
+  followRegionRedirects(client);
   // Anonymous requests stay with the SDK (direct GETs are signed).
   const payloadSigning = settings.payloadSigning ?? "auto";
   if (!settings.noSignRequest) learnBucketRoutes(client, (protocol, checksumChecked) => signsPayloadUnder(payloadSigning, protocol, checksumChecked));

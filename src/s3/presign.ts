@@ -1,4 +1,6 @@
-import type { S3Client } from "./sdk.js";
+import { HeadBucketCommand, type S3Client } from "./sdk.js";
+import { send } from "./request.js";
+import { bucketRegionsOf, signingRegionFor } from "./region-redirects.js";
 import { encodeKey } from "./bucket-routes.js";
 import { presignedQuery, queryString, type SigningCredentials } from "./sigv4.js";
 import type { ObjectRef } from "./object-ref.js";
@@ -17,13 +19,15 @@ interface PresignConfig {
 
 /**
  * A presigned GET URL for an object (aws s3 presign), signed by s3x's own
- * SigV4 (s3/sigv4.ts) with the client's credentials and region; nothing is
- * sent. With `signed` false (--no-sign-request) the object's plain URL, as
- * aws-cli prints then.
+ * SigV4 (s3/sigv4.ts) with the client's credentials, for the bucket's
+ * region: a URL signed for another region than the bucket's does not work,
+ * and nothing tells its holder why. With `signed` false (--no-sign-request)
+ * the object's plain URL, as aws-cli prints then; nothing is sent.
  */
 export async function presignGet(client: S3Client, ref: ObjectRef, expiresIn: number, nowMs = Date.now(), signed = true): Promise<string> {
   const config = client.config as unknown as PresignConfig;
-  const region = await config.region();
+  if (signed) await learnRegion(client, ref.bucket);
+  const region = signed ? await signingRegionFor(client, ref.bucket) : await config.region();
   const { protocol, host, path } = await objectAddress(config, ref, region);
   if (!signed) return `${protocol}//${host}${path}`;
   const credentials = await config.credentials();
@@ -52,4 +56,20 @@ async function objectAddress(config: PresignConfig, ref: ObjectRef, region: stri
   const defaultPort = (protocol === "https:" && port === 443) || (protocol === "http:" && port === 80);
   const host = port === undefined || defaultPort ? hostname : `${hostname}:${port}`;
   return { protocol, host, path };
+}
+
+/**
+ * Asks S3 where `bucket` lives with one HeadBucket, as aws-cli does before
+ * presigning when it was given no region: a bucket in another region
+ * answers with a redirect, which the client learns (s3/region-redirects.ts).
+ * Any other outcome (access denied, no network) leaves the run's region:
+ * the URL is still printed, as it was before s3x asked.
+ */
+async function learnRegion(client: S3Client, bucket: string): Promise<void> {
+  if (bucketRegionsOf(client)?.regionOf(bucket) !== undefined) return;
+  try {
+    await send(client, new HeadBucketCommand({ Bucket: bucket }));
+  } catch {
+    // Not a redirect: the configured region stands.
+  }
 }

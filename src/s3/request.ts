@@ -6,7 +6,8 @@ import { attachRouting, routingOf, takeStartingRouting } from "../net/routing.js
 import { readAll } from "./body.js";
 import { signHeaders, type SigningCredentials } from "./sigv4.js";
 import { extraHeaders, type RequestKind } from "./request-headers.js";
-import { encodeKey, lowerCased, routeFor, signsPayload } from "./bucket-routes.js";
+import { encodeKey, lowerCased, routeFor, signsPayload, type BucketRoute } from "./bucket-routes.js";
+import { bucketRegionsOf, errorCodeAndRegion, mayRedirect, regionOfRedirect } from "./region-redirects.js";
 import { errorFromText } from "./errors.js";
 
 /**
@@ -187,6 +188,33 @@ async function directRequest(
   const routing = takeStartingRouting();
   const route = routeFor(client, bucket);
   if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
+  const regions = bucketRegionsOf(client);
+  const region = regions?.regionOf(bucket) ?? route.signingRegion;
+  const response = await signAndSend(client, route, region, method, key, headers, body, signal, query, kind, checksumChecked, routing);
+  if (!regions || !mayRedirect(response.statusCode)) return response;
+  // A region redirect (s3/region-redirects.ts): learnt for the bucket, and this request sent once more, signed for it.
+  const text = (await readAll(response.body)).toString("utf8");
+  const { code, region: bodyRegion } = errorCodeAndRegion(text);
+  const redirectedTo = regionOfRedirect(response.statusCode, code, response.headers["x-amz-bucket-region"], bodyRegion, false);
+  if (redirectedTo === undefined || redirectedTo === region) return { ...response, body: Buffer.from(text, "utf8") };
+  regions.learn(bucket, redirectedTo);
+  return signAndSend(client, route, redirectedTo, method, key, headers, body, signal, query, kind, checksumChecked, routing);
+}
+
+async function signAndSend(
+  client: S3Client,
+  route: BucketRoute,
+  region: string,
+  method: "GET" | "PUT",
+  key: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+  signal: AbortSignal | undefined,
+  query: Record<string, string> | undefined,
+  kind: RequestKind,
+  checksumChecked: boolean,
+  routing: ReturnType<typeof takeStartingRouting>,
+): Promise<DirectResponse> {
   let payloadHash = EMPTY_SHA256;
   if (body) payloadHash = signsPayload(client, route.protocol, checksumChecked) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
   const config = client.config as unknown as DirectConfig;
@@ -200,7 +228,7 @@ async function directRequest(
   };
   const credentials = await config.credentials();
   // The SDK's clock correction (learnt from a RequestTimeTooSkewed answer) applies here too.
-  await signHeaders(method, path, sent, credentials, route.signingRegion, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
+  await signHeaders(method, path, sent, credentials, region, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
   const signed = new HttpRequest({ protocol: route.protocol, hostname: route.hostname, port: route.port, method, path, query, headers: sent, body });
   if (routing) attachRouting(signed, routing);
   // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
@@ -208,7 +236,6 @@ async function directRequest(
   const { response } = await config.requestHandler.handle(signed, abortSignal ? { abortSignal } : undefined);
   return { statusCode: response.statusCode, headers: lowerCased(response.headers), body: response.body };
 }
-
 
 /**
  * The error a non-2xx answer stands for, shaped as the SDK's errors are (name

@@ -14,6 +14,7 @@ export {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListBucketsCommand,
   ListMultipartUploadsCommand,

@@ -21,7 +21,8 @@ export function presignBuilder(y: Argv) {
 }
 
 /**
- * `s3x presign s3://b/k`: prints a URL anyone can GET the object with until it expires; sends nothing.
+ * `s3x presign s3://b/k`: prints a URL anyone can GET the object with until it expires, signed for the
+ * bucket's region (one HeadBucket asks it, as aws-cli does: s3/presign.ts).
  * With --no-sign-request, as aws-cli: the object's plain URL (for a public object).
  */
 export async function runPresign(args: PresignArgs): Promise<number> {
