@@ -27,7 +27,8 @@
  *   npm run bench:cores -- --endpoint https://127.0.0.1:7481 --ca-file cert.pem --bucket b --server-pids 123 --client-cores 1
  *   options: --runs 3, --workloads download,stdout,upload,small, --tools s3x,floor,rclone,
  *   --small-size 64KiB, --floor-connections 16, --timeout 600 (s per command), --out FILE,
- *   --s3srv BINARY (a built server), --server-source DIR (default ../shared/bench-cores)
+ *   --s3srv BINARY (a built server), --server-source DIR (default ../shared/bench-cores),
+ *   --rclone BINARY (default /usr/bin/rclone; apt-get installs it when missing)
  *
  * Without --endpoint, the Go server of ../shared/bench-cores is built (Go from
  * apt-get if missing) and started on --server-cores with a throw-away
@@ -35,7 +36,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSize } from "../src/plan/parts.js";
@@ -52,6 +53,8 @@ const smallSize = parseSize(argText("small-size", "64KiB"));
 const workloads = argText("workloads", WORKLOADS.join(",")).split(",") as Workload[];
 for (const w of workloads) if (!WORKLOADS.includes(w)) throw new Error(`--workloads: ${WORKLOADS.join(", ")}; got ${w}`);
 const onlyTools = argText("tools", "s3x,floor,rclone").split(",");
+/** rclone's binary: Debian's by default (a copy of it on a machine without network). */
+const RCLONE_BIN = argText("rclone", "/usr/bin/rclone");
 const floorConnections = Number(argText("floor-connections", "16"));
 const limitSeconds = Number(argText("timeout", "600"));
 const clientCores = parseCores(argText("client-cores", "1"));
@@ -68,8 +71,17 @@ function q(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The file's SHA-256, read 8 MiB at a time (objects may be larger than a Buffer). */
 function sha256File(path: string): string {
-  return createHash("sha256").update(readFileSync(path)).digest("hex");
+  const hash = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(8 << 20);
+  const fd = openSync(path, "r");
+  try {
+    for (let n; (n = readSync(fd, chunk)) > 0; ) hash.update(chunk.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
 }
 
 /** What one tool runs for one workload at N threads: a bash pipeline, its cores, and how to check the result. */
@@ -132,9 +144,10 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
     `[cores]\ntype = s3\nprovider = Other\nenv_auth = false\naccess_key_id = ${ep.accessKeyId}\nsecret_access_key = ${ep.secretAccessKey}\n` +
       `endpoint = ${ep.url}\nregion = ${ep.region}\nforce_path_style = true\n`,
   );
-  if (onlyTools.includes("rclone") && !existsSync("/usr/bin/rclone")) {
+  if (onlyTools.includes("rclone") && !existsSync(RCLONE_BIN)) {
     log("installing rclone with apt-get");
     spawnSync("apt-get", ["install", "-y", "--no-install-recommends", "rclone"], { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    if (!existsSync(RCLONE_BIN)) throw new Error(`no rclone at ${RCLONE_BIN} and apt-get could not install it: give one with --rclone PATH, or leave it out with --tools s3x,floor`);
   }
   const s3xHelp = spawnSync(process.execPath, [S3X_BIN, "--help"], { encoding: "utf8" }).stdout;
   const hasWorkers = /--workers\b/.test(s3xHelp);
@@ -148,7 +161,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
   const remote = (key: string): string => q(`cores:${ep.bucket}/${key}`);
   // The Go server keeps no bytes, so the ETags of what it was sent are no MD5s: rclone would call every transfer corrupt
   // (the SHA-256 checks here cover the bytes).
-  const rclone = `/usr/bin/rclone --config ${q(rcloneConfig)} -q${ep.virtualServer ? " --ignore-checksum" : ""}`;
+  const rclone = `${q(RCLONE_BIN)} --config ${q(rcloneConfig)} -q${ep.virtualServer ? " --ignore-checksum" : ""}`;
   const firstCores = (n: number): number[] => clientCores.slice(0, Math.min(n, clientCores.length));
   const shaCheck = (want: string) => (out: string) => (out.includes(want) ? undefined : `SHA-256 ${out.trim().slice(-64)} is not ${want}`);
   const fileCheck = (path: string) => () => {
@@ -208,6 +221,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
   ];
   const tools = allTools.filter((t) => onlyTools.includes(t.id));
 
+  const started = new Date();
   const counts = threadCounts(clientCores.length);
   const samples = new Map<string, { sample?: Sample; cores: number[]; error?: string }[]>();
   const loads: number[] = [];
@@ -217,6 +231,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
         for (const tool of roundOrder(tools, `${w} ${n}`, round)) {
           const run = tool.run(w, n, round);
           if (!run) continue;
+          if (w !== "small") warmFreeMemory(join(scratch, "warm.bin"), size);
           loads.push(loadavg()[0]!);
           const pinned = `timeout -k 10 ${limitSeconds} taskset -c ${run.cores.join(",")} bash -o pipefail -c ${q(run.command)}`;
           let result: { sample?: Sample; cores: number[]; error?: string };
@@ -236,9 +251,9 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
   }
 
   const lines: string[] = [];
-  lines.push(`# bench:cores, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`, "");
-  const commit = spawnSync("git", ["-C", REPO_ROOT, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout.trim();
-  const rcloneVersion = spawnSync("/usr/bin/rclone", ["version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "?";
+  lines.push(`# bench:cores, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC`, "");
+  const commit = spawnSync("git", ["-C", REPO_ROOT, "describe", "--always", "--dirty"], { encoding: "utf8" }).stdout.trim();
+  const rcloneVersion = spawnSync(RCLONE_BIN, ["version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "?";
   lines.push(
     `- Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, Linux ${release()}, Node ${process.version}; load average during the runs ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
     `- Server: ${ep.describe}`,
@@ -281,6 +296,23 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
   const out = argText("out", join(REPO_ROOT, "bench", "results", `cores-${new Date().toISOString().slice(0, 10)}.md`));
   writeFileSync(out, `${text}\n`);
   log(`written to ${out}`);
+}
+
+/**
+ * Writes and deletes a file as large as the object right before a timed run,
+ * as `npm run bench` does (bench/peers.ts): this VM hands memory freed for a
+ * few seconds back to its host, and touching it again costs ~8 µs a page, so
+ * without this a tool's CPU would depend on how long ago the last file went.
+ */
+function warmFreeMemory(path: string, bytes: number): void {
+  const chunk = Buffer.alloc(8 << 20, 1);
+  const fd = openSync(path, "w");
+  try {
+    for (let at = 0; at < bytes; at += chunk.length) writeSync(fd, chunk, 0, Math.min(chunk.length, bytes - at));
+  } finally {
+    closeSync(fd);
+  }
+  rmSync(path);
 }
 
 function describeWorkload(w: Workload): string {
