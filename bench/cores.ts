@@ -36,9 +36,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseSize } from "../src/plan/parts.js";
 import { argText, median, REPO_ROOT, roundOrder, S3X_BIN, toolEnvironment } from "./common.js";
 import { buildBenchServer, externalEndpoint, parseCores, startBenchServer, threadCounts, type CoresEndpoint } from "./cores-server.js";
@@ -252,7 +252,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
 
   const lines: string[] = [];
   lines.push(`# bench:cores, ${started.toISOString().slice(0, 16).replace("T", " ")} UTC`, "");
-  const commit = spawnSync("git", ["-C", REPO_ROOT, "describe", "--always", "--dirty"], { encoding: "utf8" }).stdout.trim();
+  const commit = spawnSync("git", ["-C", REPO_ROOT, "describe", "--always", "--dirty"], { encoding: "utf8" }).stdout?.trim() || "(not a git checkout)";
   const rcloneVersion = spawnSync(RCLONE_BIN, ["version"], { encoding: "utf8" }).stdout?.split("\n")[0] ?? "?";
   lines.push(
     `- Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, Linux ${release()}, Node ${process.version}; load average during the runs ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
@@ -294,6 +294,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
   const text = lines.join("\n");
   process.stdout.write(`${text}\n`);
   const out = argText("out", join(REPO_ROOT, "bench", "results", `cores-${new Date().toISOString().slice(0, 10)}.md`));
+  mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${text}\n`);
   log(`written to ${out}`);
 }
