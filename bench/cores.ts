@@ -136,8 +136,8 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
   };
   writeFileSync(join(scratch, "aws.cfg"), `[default]\nregion = ${ep.region}\n`);
   writeFileSync(join(scratch, "aws-credentials"), "");
-  // rclone 1.60 fails with AWS_CA_BUNDLE set and its --ca-cert fails for S3 ("unsupported transport"): Go's SSL_CERT_FILE.
-  const rcloneEnv: NodeJS.ProcessEnv = { ...env, AWS_CA_BUNDLE: undefined, ...(ep.caFile ? { SSL_CERT_FILE: ep.caFile } : {}) };
+  // rclone 1.60 fails to start with AWS_CA_BUNDLE set ("LoadCustomCABundleError … unsupported transport"); without it, --ca-cert works.
+  const rcloneEnv: NodeJS.ProcessEnv = { ...env, AWS_CA_BUNDLE: undefined };
   const rcloneConfig = join(scratch, "rclone.conf");
   writeFileSync(
     rcloneConfig,
@@ -161,7 +161,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
   const remote = (key: string): string => q(`cores:${ep.bucket}/${key}`);
   // The Go server keeps no bytes, so the ETags of what it was sent are no MD5s: rclone would call every transfer corrupt
   // (the SHA-256 checks here cover the bytes).
-  const rclone = `${q(RCLONE_BIN)} --config ${q(rcloneConfig)} -q${ep.virtualServer ? " --ignore-checksum" : ""}`;
+  const rclone = `${q(RCLONE_BIN)} --config ${q(rcloneConfig)} -q${ep.caFile ? ` --ca-cert ${q(ep.caFile)}` : ""}${ep.virtualServer ? " --ignore-checksum" : ""}`;
   const firstCores = (n: number): number[] => clientCores.slice(0, Math.min(n, clientCores.length));
   const shaCheck = (want: string) => (out: string) => (out.includes(want) ? undefined : `SHA-256 ${out.trim().slice(-64)} is not ${want}`);
   const fileCheck = (path: string) => () => {
