@@ -15,11 +15,11 @@ import { s3Url } from "./object-url.js";
 import { widenPipe } from "./pipe-size.js";
 import { LocalTreeDestination, LocalTreeSource, NamedObjectsSource, S3PrefixDestination, S3PrefixSource, StreamDestination, type NamedObject, type StreamTarget } from "./set-ends.js";
 import { FdWriter } from "./sinks/fd-writer.js";
-import { ObjectStream, type StreamFraming } from "./sinks/object-stream.js";
+import { ObjectStream, type StreamFraming, type StreamProgress } from "./sinks/object-stream.js";
 import { ReadAhead } from "./sinks/read-ahead.js";
 import { orderedSource, type SetOrder } from "../plan/set-order.js";
 
-export { StreamStoppedError, type StreamFraming } from "./sinks/object-stream.js";
+export { StreamStoppedError, type StreamFraming, type StreamProgress } from "./sinks/object-stream.js";
 import { writePolicies } from "./sinks/blocking-writes.js";
 import { FileSink } from "./sinks/file-sink.js";
 import { LeftoverIndex } from "./sinks/leftover-index.js";
@@ -61,7 +61,7 @@ export interface SetOptions {
 }
 
 /** Where a set's entries come from: a directory or prefix, or objects named one by one (a manifest). */
-export type SetSourceSpec = Location | { kind: "named"; objects: readonly NamedObject[]; name: string };
+export type SetSourceSpec = Location | { kind: "named"; objects: readonly NamedObject[]; name: string; checkFirst?: boolean };
 
 /** How one direction transfers an entry, removes a moved source and deletes from its destination. */
 interface SetOperations<Ref, Target> {
@@ -75,8 +75,10 @@ interface SetOperations<Ref, Target> {
   skipped?(target: Target): Promise<void>;
   /** How --delete removes from this destination, its results recorded in `batch`. */
   deleter(batch: ObjectBatch): Deleter<Target>;
-  /** After every action's transfer ended (a stream writes its end). */
-  finish?(batch: ObjectBatch): Promise<void>;
+  /** After every action's transfer ended (a stream writes its end); `complete`: the plan was read to its end. */
+  finish?(batch: ObjectBatch, complete: boolean): Promise<void>;
+  /** A stream destination: how far it got. */
+  progress?(): StreamProgress;
 }
 
 /** sync --delete on one kind of destination: files one by one, keys in batches at the end. */
@@ -88,6 +90,8 @@ interface Deleter<Target> {
 /** A set transfer between two opened ends, ready to run. */
 export interface SetRun {
   run(rules: SetRules, batch: ObjectBatch, onQueued: () => void): Promise<void>;
+  /** A stream destination: the objects written whole so far. */
+  streamProgress?(): StreamProgress;
 }
 
 /**
@@ -100,11 +104,11 @@ export async function openSet(ctx: TransferContext, sourceSpec: SetSourceSpec, d
   if (sourceSpec.kind === "named" || sourceSpec.kind === "s3") {
     const stream = await streamOf(dest);
     if (stream) {
-      const from = sourceSpec.kind === "named" ? new NamedObjectsSource(ctx, sourceSpec.objects, sourceSpec.name) : prefixSource(ctx, sourceSpec);
+      const from = sourceSpec.kind === "named" ? namedSource(ctx, sourceSpec) : prefixSource(ctx, sourceSpec);
       return bind(from, new StreamDestination("-"), streamed(ctx, options, stream), options.order);
     }
     if (sourceSpec.kind === "named") {
-      const from = new NamedObjectsSource(ctx, sourceSpec.objects, sourceSpec.name);
+      const from = namedSource(ctx, sourceSpec);
       if (dest.kind === "local") {
         const to = await LocalTreeDestination.open(ctx, dest.path);
         return bind(from, to, downloads(ctx, options, to.root), options.order);
@@ -129,19 +133,35 @@ export async function openSet(ctx: TransferContext, sourceSpec: SetSourceSpec, d
   throw new Error(`no set transfer from ${source.kind} to ${dest.kind}`);
 }
 
+/** A manifest's objects, each HEADed as it is reached, or all before anything moves (--check-manifest). */
+function namedSource(ctx: TransferContext, spec: SetSourceSpec & { kind: "named" }): NamedObjectsSource {
+  return new NamedObjectsSource(ctx, spec.objects, spec.name, spec.checkFirst ? "check-first" : "as-reached");
+}
+
 function prefixSource(ctx: TransferContext, source: Location & { kind: "s3" }): S3PrefixSource {
   return new S3PrefixSource(ctx, source.bucket, asDirectoryPrefix(source.key), `s3://${source.bucket}/${source.key}`);
 }
 
 function bind<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, operations: SetOperations<Ref, Target>, order: SetOrder | undefined): SetRun {
   const ordered = order ? orderedSource(source, order) : source;
-  return { run: (rules, batch, onQueued) => execute(planSet(ordered, destination, rules), operations, batch, onQueued) };
+  return { run: (rules, batch, onQueued) => execute(planSet(ordered, destination, rules), operations, batch, onQueued), streamProgress: operations.progress };
 }
 
 /** Each action, in the plan's order; transfers run in the batch's slots, the rest is recorded at once. */
 async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target>>, ops: SetOperations<Ref, Target>, batch: ObjectBatch, onQueued: () => void): Promise<void> {
-  const { move } = ops;
   const deleter = ops.deleter(batch);
+  let complete = false;
+  try {
+    await executeActions(actions, ops, batch, onQueued, deleter);
+    complete = true;
+  } finally {
+    // Even when the plan failed (a listing error): a stream must not be left looking whole.
+    await ops.finish?.(batch, complete);
+  }
+}
+
+async function executeActions<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target>>, ops: SetOperations<Ref, Target>, batch: ObjectBatch, onQueued: () => void, deleter: Deleter<Target>): Promise<void> {
+  const { move } = ops;
   for await (const action of actions) {
     switch (action.kind) {
       case "refuse":
@@ -173,7 +193,6 @@ async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target
     }
   }
   await deleter.finish();
-  await ops.finish?.(batch);
 }
 
 function uploads(ctx: TransferContext, options: SetOptions, deleter: (batch: ObjectBatch) => Deleter<PrefixTarget>): SetOperations<string, PrefixTarget> {
@@ -278,15 +297,18 @@ function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream)
       throw new Error("a stream destination does not move objects");
     },
     deleter: () => ({ add: async () => undefined, finish: async () => undefined }),
-    async finish(batch) {
+    async finish(batch, complete) {
       try {
         await batch.finish();
         // A dry run wrote nothing: no tar end either (its lines went to stdout).
-        if (!options.dryrun && !ctx.signal.aborted && batch.summary.failed === 0) await objects.finish();
+        if (options.dryrun) return;
+        if (complete && !ctx.signal.aborted && batch.summary.failed === 0) await objects.finish();
+        else await objects.failed(ctx.signal.aborted ? String((ctx.signal.reason as Error | undefined)?.message ?? ctx.signal.reason) : `${batch.summary.failed} objects failed`);
       } finally {
         await stream.close();
       }
     },
+    progress: () => objects.progress(),
   };
 }
 

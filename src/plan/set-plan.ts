@@ -38,6 +38,8 @@ export interface SourceProblem {
    * whether the source still has it. Absent: the whole source is in doubt.
    */
   relativePath?: string;
+  /** A named object (a manifest's line) that does not exist: rm --from reports it as missing, not as a failure. */
+  absent?: boolean;
 }
 
 export type SourceItem<Ref> = { entry: SetEntry<Ref> } | { problem: SourceProblem };

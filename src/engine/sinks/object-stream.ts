@@ -1,7 +1,7 @@
 import type { DownloadSink, ObjectIdentity } from "./download-sink.js";
 import { OrderedWriter, type ByteWriter } from "./ordered-writer.js";
 import { FetchGate, ReadAhead } from "./read-ahead.js";
-import { tarEnd, tarEntryHeader, tarPaddingLength } from "./tar-header.js";
+import { tarEnd, tarEntryHeader, tarFailureMark, tarPaddingLength } from "./tar-header.js";
 
 /**
  * Many objects as one byte stream (`s3x cat s3://bucket/prefix/`, `cp -r
@@ -21,12 +21,24 @@ import { tarEnd, tarEntryHeader, tarPaddingLength } from "./tar-header.js";
  * The pieces an object takes are counted from its listed size before it is
  * fetched (downloadPartCount); an object whose size changed since it was
  * listed stops the stream (its bytes would not fit what was announced).
+ *
+ * A tar entry's header is written once its object's first GET answered
+ * (the sink's open), not when the object is handed out: an object that is
+ * missing or forbidden then stops the stream at an entry boundary, where
+ * failed() can end it with a mark every tar reader rejects
+ * (tarFailureMark) rather than leave what reads as a complete archive.
  */
 
 export type StreamFraming = "raw" | "tar";
 
 /** What the objects after a failed one fail with: the stream cannot go on past a missing object. */
 export class StreamStoppedError extends Error {}
+
+/** How far a stopped stream got: objects written whole, and whether part of the next one was written too. */
+export interface StreamProgress {
+  wholeObjects: number;
+  partial: boolean;
+}
 
 /** What the stream knows of an object before fetching it. */
 export interface StreamedObject {
@@ -51,9 +63,13 @@ export class ObjectStream {
   private readonly framing: Promise<void>[] = [];
   private readonly readAhead: ReadAhead;
   private readonly gate: FetchGate;
+  /** Objects written whole so far, counted as the writer passes their last piece. */
+  private wholeObjects = 0;
+  /** The pieces [start, end) of each object not yet counted whole, in stream order. */
+  private readonly unfinished: { start: number; end: number }[] = [];
 
   constructor(
-    out: ByteWriter,
+    private readonly out: ByteWriter,
     private readonly format: StreamFraming,
     /** How many object parts the downloads may run ahead of the writer (a number: always that many). */
     window: number | ReadAhead,
@@ -73,15 +89,46 @@ export class ObjectStream {
   next(object: StreamedObject): DownloadSink {
     const tar = this.format === "tar";
     const parts = this.partsOf(object.size);
-    if (tar) this.writeFraming(this.nextIndex++, tarEntryHeader(object));
-    const sink = new StreamedObjectSink(this, object, this.nextIndex, this.nextPart, parts);
+    this.countWritten();
+    const start = this.nextIndex;
+    const header = tar ? { index: this.nextIndex++, data: tarEntryHeader(object) } : undefined;
+    const sink = new StreamedObjectSink(this, object, this.nextIndex, this.nextPart, parts, header);
     this.nextIndex += parts;
     this.nextPart += parts;
     if (tar) {
       const padding = tarPaddingLength(object.size);
       this.writeFraming(this.nextIndex++, Buffer.alloc(padding));
     }
+    this.unfinished.push({ start, end: this.nextIndex });
     return sink;
+  }
+
+  /** How far the writer got (final once the stream stopped and every transfer settled). */
+  progress(): StreamProgress {
+    this.countWritten();
+    const next = this.unfinished[0];
+    return { wholeObjects: this.wholeObjects, partial: next !== undefined && this.ordered.written > next.start };
+  }
+
+  /**
+   * After a failure, once every transfer settled: a tar stream stopped at an
+   * entry boundary gets the failure mark, so no reader takes it for a whole
+   * archive. Inside an entry nothing is added: the entry is cut short, which
+   * every reader of its bytes reports. Raw bytes have no framing to mark.
+   * Written past the stopped ordered writer, straight to the destination
+   * (which may be gone: a reader that left needs no mark).
+   */
+  async failed(reason: string): Promise<void> {
+    if (this.format !== "tar" || this.progress().partial) return;
+    await this.out.write(tarFailureMark(reason)).catch(() => undefined);
+  }
+
+  private countWritten(): void {
+    const written = this.ordered.written;
+    while (this.unfinished.length > 0 && this.unfinished[0]!.end <= written) {
+      this.unfinished.shift();
+      this.wholeObjects++;
+    }
   }
 
   /** After the last object: the end of a tar archive, then every byte handed to the destination. */
@@ -112,7 +159,8 @@ export class ObjectStream {
     this.gate.open(this.partsWritten);
   }
 
-  private writeFraming(index: number, data: Buffer): void {
+  /** Writes a framing piece (a tar header once its object answered, a padding block). */
+  writeFraming(index: number, data: Buffer): void {
     // A failed stream rejects these too; the object that failed reports why.
     this.framing.push(this.ordered.write(index, 0, data).catch(() => undefined));
   }
@@ -126,12 +174,15 @@ class StreamedObjectSink implements DownloadSink {
     private readonly firstIndex: number,
     private readonly firstPart: number,
     private readonly parts: number,
+    /** The tar header, written once the object answered. */
+    private readonly header: { index: number; data: Buffer } | undefined,
   ) {}
 
   async open(size: number, _identity: ObjectIdentity): Promise<void> {
     if (size !== this.object.size) {
       throw new Error(`${this.object.shown} is ${size} bytes now but was listed with ${this.object.size}: it changed while the stream was written`);
     }
+    if (this.header) this.stream.writeFraming(this.header.index, this.header.data);
   }
 
   waitForRoom(index: number): Promise<void> {
