@@ -15,7 +15,7 @@ import { s3Url } from "./object-url.js";
 import { widenPipe } from "./pipe-size.js";
 import { LocalTreeDestination, LocalTreeSource, NamedObjectsSource, S3PrefixDestination, S3PrefixSource, StreamDestination, type NamedObject, type StreamTarget } from "./set-ends.js";
 import { FdWriter } from "./sinks/fd-writer.js";
-import { ObjectStream, type StreamFraming, type StreamProgress } from "./sinks/object-stream.js";
+import { ObjectStream, StreamStoppedError, type StreamFraming, type StreamProgress } from "./sinks/object-stream.js";
 import { ReadAhead } from "./sinks/read-ahead.js";
 import { orderedSource, type SetOrder } from "../plan/set-order.js";
 
@@ -79,6 +79,10 @@ interface SetOperations<Ref, Target> {
   finish?(batch: ObjectBatch, complete: boolean): Promise<void>;
   /** A stream destination: how far it got. */
   progress?(): StreamProgress;
+  /** A stream destination: resolves once a failed stream stopped (the objects before the failed one written). */
+  stopped?(): Promise<void>;
+  /** An entry refused before its transfer (a manifest's missing object): a stream ends at its place. */
+  refused?(shown: string, error: Error): void;
 }
 
 /** sync --delete on one kind of destination: files one by one, keys in batches at the end. */
@@ -92,6 +96,8 @@ export interface SetRun {
   run(rules: SetRules, batch: ObjectBatch, onQueued: () => void): Promise<void>;
   /** A stream destination: the objects written whole so far. */
   streamProgress?(): StreamProgress;
+  /** A stream destination: resolves once a failed stream stopped, every object before the failed one written. */
+  streamStopped?(): Promise<void>;
 }
 
 /**
@@ -144,7 +150,7 @@ function prefixSource(ctx: TransferContext, source: Location & { kind: "s3" }): 
 
 function bind<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, operations: SetOperations<Ref, Target>, order: SetOrder | undefined): SetRun {
   const ordered = order ? orderedSource(source, order) : source;
-  return { run: (rules, batch, onQueued) => execute(planSet(ordered, destination, rules), operations, batch, onQueued), streamProgress: operations.progress };
+  return { run: (rules, batch, onQueued) => execute(planSet(ordered, destination, rules), operations, batch, onQueued), streamProgress: operations.progress, streamStopped: operations.stopped };
 }
 
 /** Each action, in the plan's order; transfers run in the batch's slots, the rest is recorded at once. */
@@ -165,6 +171,7 @@ async function executeActions<Ref, Target>(actions: AsyncIterable<SetAction<Ref,
   for await (const action of actions) {
     switch (action.kind) {
       case "refuse":
+        ops.refused?.(action.source, action.error);
         batch.record({ action: ops.action, source: action.source, destination: action.destination, size: action.size, status: "failed", error: action.error });
         break;
       case "skip":
@@ -309,6 +316,8 @@ function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream)
       }
     },
     progress: () => objects.progress(),
+    stopped: () => objects.stopped(),
+    refused: (shown, error) => objects.failFrom(shown, new StreamStoppedError(`the stream stopped at ${shown}: ${error.message}`)),
   };
 }
 

@@ -19,6 +19,8 @@ interface Reporter {
   result(result: ObjectResult): void;
   dryrunTransfers: number;
   dryrunDeletions: number;
+  /** A stream destination: why it stopped (the first object that failed). */
+  streamFailure?: Error;
 }
 
 /** The commands that transfer a set of objects. */
@@ -63,7 +65,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
   const ctx = session.context;
   const toStream = dest.kind === "stream";
   let set: SetRun | undefined;
-  const reporter = makeReporter(session, toStream, () => set?.streamProgress?.());
+  const reporter = makeReporter(session, toStream, () => set?.streamProgress?.(), () => set?.streamStopped?.() ?? Promise.resolve());
   const objectSlots = Math.max(8, ctx.queue.concurrency * 2);
   const batch = new ObjectBatch(ctx, objectSlots, (r) => {
     if (r.status === "ok" || r.status === "failed") session.progress.objectDone();
@@ -94,6 +96,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
   await set.run(rules, batch, () => session.progress.addObjects(1));
 
   const summary = await batch.finish();
+  if (reporter.streamFailure) session.stop(reporter.streamFailure);
   await session.throwIfStopped();
   const seconds = (Date.now() - started) / 1000;
   if (session.printer.mode === "json") {
@@ -113,7 +116,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
  * Prints each object's outcome through the session's printer, and counts
  * the dry-run lines (the engine's summary counts them as skipped).
  */
-function makeReporter(session: Session, toStream: boolean, streamProgress: () => StreamProgress | undefined): Reporter {
+function makeReporter(session: Session, toStream: boolean, streamProgress: () => StreamProgress | undefined, streamStopped: () => Promise<void>): Reporter {
   const reporter: Reporter = {
     dryrunTransfers: 0,
     dryrunDeletions: 0,
@@ -131,11 +134,13 @@ function makeReporter(session: Session, toStream: boolean, streamProgress: () =>
           session.stop(r.error instanceof Error ? r.error : new Error(String(r.error)));
           return;
         }
-        // A stream cannot skip an object: the first that fails ends the run, named.
+        // A stream cannot skip an object: the first that fails ends the run, named, once the objects before it are written.
         if (toStream) {
-          if (r.error instanceof StreamStoppedError) return; // one after it: the one that failed is reported
+          if (r.error instanceof StreamStoppedError || reporter.streamFailure) return; // one after it: the one that failed is reported
           session.printer.result(r);
-          session.stop(new StreamFailure(r.source, streamProgress));
+          const failure = new StreamFailure(r.source, streamProgress);
+          reporter.streamFailure = failure;
+          void streamStopped().then(() => session.stop(failure));
           return;
         }
       }
@@ -163,7 +168,7 @@ class StreamFailure extends Error {
         const got = progress();
         if (got === undefined) return `the stream stopped at ${at}`;
         const whole = `${got.wholeObjects} object${got.wholeObjects === 1 ? " was" : "s were"} written whole before it`;
-        return `the stream stopped at ${at}: ${whole}${got.partial ? ", and part of the next" : ""}`;
+        return `the stream stopped at ${got.stoppedAt ?? at}: ${whole}${got.partial ? ", and part of the next" : ""}`;
       },
     });
   }

@@ -38,6 +38,8 @@ export class StreamStoppedError extends Error {}
 export interface StreamProgress {
   wholeObjects: number;
   partial: boolean;
+  /** The first object (in stream order) that failed, if one did. */
+  stoppedAt?: string;
 }
 
 /** What the stream knows of an object before fetching it. */
@@ -67,6 +69,13 @@ export class ObjectStream {
   private wholeObjects = 0;
   /** The pieces [start, end) of each object not yet counted whole, in stream order. */
   private readonly unfinished: { start: number; end: number }[] = [];
+  /**
+   * After an object failed: the index it starts at, where the stream ends.
+   * The objects before it are still written (the reader gets each whole),
+   * those after it fail at once; the stream stops once the writer got there.
+   */
+  private stopAt: { index: number; reason: Error; shown: string } | undefined;
+  private readonly drained: { promise: Promise<void>; resolve: () => void };
 
   constructor(
     private readonly out: ByteWriter,
@@ -76,6 +85,8 @@ export class ObjectStream {
     /** How many parts a download of `size` bytes lands (engine/download.ts decides). */
     private readonly partsOf: (size: number) => number,
   ) {
+    let resolve = (): void => undefined;
+    this.drained = { promise: new Promise<void>((r) => (resolve = r)), resolve };
     this.readAhead = ReadAhead.of(window);
     this.gate = new FetchGate(this.readAhead);
     // The writer's own window is unbounded: this stream counts object parts (framing pieces are free).
@@ -107,7 +118,7 @@ export class ObjectStream {
   progress(): StreamProgress {
     this.countWritten();
     const next = this.unfinished[0];
-    return { wholeObjects: this.wholeObjects, partial: next !== undefined && this.ordered.written > next.start };
+    return { wholeObjects: this.wholeObjects, partial: next !== undefined && this.ordered.written > next.start, stoppedAt: this.stopAt?.shown };
   }
 
   /**
@@ -119,6 +130,9 @@ export class ObjectStream {
    * (which may be gone: a reader that left needs no mark).
    */
   async failed(reason: string): Promise<void> {
+    // Every object settled: the framing pieces before the place the stream ends at can all be written now.
+    await Promise.all(this.framing);
+    this.fail(new StreamStoppedError(`the stream stopped: ${reason}`));
     if (this.format !== "tar" || this.progress().partial) return;
     await this.out.write(tarFailureMark(reason)).catch(() => undefined);
   }
@@ -138,31 +152,65 @@ export class ObjectStream {
     await this.ordered.commit();
   }
 
-  /** Stops the stream: every object still waiting to be written fails with `reason`. */
+  /**
+   * Ends the stream where a failed object starts (`index`), once the objects
+   * before it are written; objects after it fail with `reason`. The earliest
+   * failed object wins. Without an index: at the next object's place (an
+   * object refused before it was handed out: a manifest's missing entry).
+   */
+  failFrom(shown: string, reason: Error, index = this.nextIndex): void {
+    if (this.failure) return;
+    if (this.stopAt === undefined || index < this.stopAt.index) this.stopAt = { index, reason, shown };
+    this.stopIfThere();
+  }
+
+  /** Resolves once the stream stopped (after failFrom: once the objects before the failed one are written). */
+  stopped(): Promise<void> {
+    return this.drained.promise;
+  }
+
+  /** Stops the stream now: every object still waiting to be written fails with `reason` (an interruption). */
   fail(reason: Error): void {
+    this.drained.resolve();
     this.failure ??= reason;
     this.ordered.stop(reason);
     this.gate.fail(reason);
   }
 
   /** Resolves once object part number `part` may be fetched: fewer than `window` parts ahead of the writer. */
-  waitForRoom(part: number): Promise<void> {
+  waitForRoom(part: number, index: number): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
+    if (this.stopAt && index >= this.stopAt.index) return Promise.reject(this.stopAt.reason);
     return this.gate.wait(part, this.partsWritten);
   }
 
   /** Writes piece `index`, object part number `part`; resolves once its bytes are handed to the destination. */
   async writePart(index: number, part: number, data: Buffer): Promise<void> {
+    if (this.stopAt && index >= this.stopAt.index) throw this.stopAt.reason;
     this.readAhead.arrived(part, data.length);
     await this.ordered.write(index, 0, data);
     this.partsWritten++;
     this.gate.open(this.partsWritten);
+    this.stopIfThere();
+  }
+
+  /** An entry's header, once its object answered; refused at or past a failed object's place (this object comes after it). */
+  writeHeader(index: number, data: Buffer): void {
+    if (this.stopAt && index >= this.stopAt.index) throw this.stopAt.reason;
+    this.writeFraming(index, data);
+  }
+
+  /** Once the writer reached the failed object's place, the stream stops there. */
+  private stopIfThere(): void {
+    if (this.stopAt && this.ordered.written >= this.stopAt.index) this.fail(this.stopAt.reason);
   }
 
   /** Writes a framing piece (a tar header once its object answered, a padding block). */
   writeFraming(index: number, data: Buffer): void {
+    // Nothing at or past a failed object's place: the stream ends there.
+    if (this.stopAt && index >= this.stopAt.index) return;
     // A failed stream rejects these too; the object that failed reports why.
-    this.framing.push(this.ordered.write(index, 0, data).catch(() => undefined));
+    this.framing.push(this.ordered.write(index, 0, data).then(() => this.stopIfThere(), () => undefined));
   }
 }
 
@@ -182,12 +230,12 @@ class StreamedObjectSink implements DownloadSink {
     if (size !== this.object.size) {
       throw new Error(`${this.object.shown} is ${size} bytes now but was listed with ${this.object.size}: it changed while the stream was written`);
     }
-    if (this.header) this.stream.writeFraming(this.header.index, this.header.data);
+    if (this.header) this.stream.writeHeader(this.header.index, this.header.data);
   }
 
   waitForRoom(index: number): Promise<void> {
     this.check(index);
-    return this.stream.waitForRoom(this.firstPart + index);
+    return this.stream.waitForRoom(this.firstPart + index, this.firstIndex + index);
   }
 
   write(index: number, _offset: number, data: Buffer): Promise<void> {
@@ -197,9 +245,14 @@ class StreamedObjectSink implements DownloadSink {
 
   async commit(): Promise<void> {}
 
-  /** The stream cannot skip an object: one that fails stops it. */
-  async discard(): Promise<void> {
-    this.stream.fail(new StreamStoppedError(`the stream stopped at ${this.object.shown}`));
+  /**
+   * The stream cannot skip an object: one that fails ends it where it starts
+   * (after the objects before it); an interrupted run (Ctrl-C, a reader gone) stops it now.
+   */
+  async discard(interrupted?: boolean): Promise<void> {
+    const reason = new StreamStoppedError(`the stream stopped at ${this.object.shown}`);
+    if (interrupted) this.stream.fail(reason);
+    else this.stream.failFrom(this.object.shown, reason, this.firstIndex - (this.header ? 1 : 0));
   }
 
   private check(index: number): void {

@@ -125,7 +125,7 @@ describe("engine/sinks/object-stream: a tar stream that fails", () => {
     await Promise.all(partsOfBody(Buffer.from("aaaaaa")).map((part, p) => a.write(p, p * PART, part)));
     // b's first GET answered 404: it never opened, so its header was never written.
     await b.discard();
-    assert.deepEqual(stream.progress(), { wholeObjects: 1, partial: false });
+    assert.deepEqual(stream.progress(), { wholeObjects: 1, partial: false, stoppedAt: "s3://b/b.txt" });
     await stream.failed("s3://b/b.txt: no such object");
     const read = pythonReads(out.bytes);
     assert.deepEqual(read.members, ["a.txt"]);
@@ -142,7 +142,7 @@ describe("engine/sinks/object-stream: a tar stream that fails", () => {
     await a.open(body.length, { etag: "e", size: body.length });
     await a.write(0, 0, body.subarray(0, PART));
     await a.discard();
-    assert.deepEqual(stream.progress(), { wholeObjects: 0, partial: true });
+    assert.deepEqual(stream.progress(), { wholeObjects: 0, partial: true, stoppedAt: "s3://b/a.bin" });
     const before = out.bytes.length;
     await stream.failed("connection reset");
     assert.equal(out.bytes.length, before, "nothing added inside an entry");
