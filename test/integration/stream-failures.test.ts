@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -148,6 +148,16 @@ describe("stream failures and manifests checked as reached (integration, real ra
     assert.equal(res.code, 0, res.stderr);
     assert.deepEqual((await readTarStream(res.stdout)).members, [keys[0], keys[1], "x.bin"]);
     assert.equal(res.stderr, `s3x: ${manifest} names objects in 2 buckets: "${bucket}", and "${other}" (from line 3)\n`);
+  });
+
+  it("cp --from into a directory with a missing key: the others are downloaded, the missing one named, exit 1", async () => {
+    const manifest = join(dir, "cp.txt");
+    await writeFile(manifest, [keys[0], "data/absent.bin", keys[1]].map((k) => `s3://${bucket}/${k}`).join("\n"));
+    const out = join(dir, "out");
+    const res = await s3x(["cp", "--from", manifest, out]);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /cp\.txt:2: s3:\/\/\S+\/data\/absent\.bin: no such object/);
+    assert.deepEqual((await readdir(join(out, "data"))).sort(), ["s0.bin", "s1.bin"]);
   });
 
   it("rm --from with keys that do not exist: deletes the others, names the missing ones, exit 0", async () => {
