@@ -10,6 +10,8 @@ import type { Session } from "./session.js";
 export class DeletionReport {
   deleted = 0;
   failed = 0;
+  /** rm --from: listed keys that did not exist (nothing to delete; not a failure). */
+  missing = 0;
 
   constructor(private readonly session: Session) {}
 
@@ -17,5 +19,12 @@ export class DeletionReport {
     if (r.status === "failed") this.failed++;
     else this.deleted++;
     this.session.printer.result({ ...r, action: "delete", destination: "" });
+  };
+
+  /** A listed key that was not there: one line on stderr (a JSON record with --json), counted apart. */
+  readonly addMissing = (shown: string, message: string): void => {
+    this.missing++;
+    if (this.session.printer.mode === "json") this.session.printer.json({ action: "delete", source: shown, status: "missing", error: message });
+    else this.session.printer.note(`s3x: nothing to delete: ${message}`);
   };
 }

@@ -118,16 +118,38 @@ export interface NamedObject {
   line?: number;
 }
 
-/** How many HEAD requests a list of named objects sends at once. */
+/** How many HEAD requests a list of named objects sends at once (and runs ahead of the entries handed out). */
 const HEADS_IN_FLIGHT = 64;
 
 /**
- * Objects named one by one (a manifest, or one object), in the order given.
- * Their sizes and times come from HEAD requests, all sent before the first
- * entry is handed out: sharding needs every size, a stream announces each
- * size before its bytes, and a missing object is reported with its line
- * before anything moves.
+ * How a list of named objects learns their sizes and times (each a HEAD):
+ * "as-reached" hands each entry out as soon as its HEAD and those before it
+ * answered, so the first transfer starts at once and a missing object is
+ * a problem in its place (a stream stops there); "check-first" HEADs all
+ * of them before the first entry, and a missing one fails the command
+ * before anything moves (--check-manifest).
  */
+export type NamedObjectsCheck = "as-reached" | "check-first";
+
+/** A named object that is not there (404) or not ours to read (403): an S3 answer, so exit status 1, not a usage error. */
+export class MissingObjectError extends Error {
+  constructor(
+    message: string,
+    readonly ref: ObjectRef,
+    /** 404: no such object (403 is access denied: whether it exists is not known). */
+    readonly absent: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Objects named one by one (a manifest, or one object), in the order given,
+ * their sizes and times from HEAD requests (see NamedObjectsCheck).
+ */
+/** What a list of named objects yields: an entry, or the problem of a missing or forbidden object (its error says which). */
+export type NamedItem = { entry: SetEntry<ObjectRef> } | { problem: SourceProblem & { error: MissingObjectError } };
+
 export class NamedObjectsSource implements SetSource<ObjectRef> {
   readonly side = "s3";
   whole = false;
@@ -137,38 +159,70 @@ export class NamedObjectsSource implements SetSource<ObjectRef> {
     private readonly objects: readonly NamedObject[],
     /** The manifest as the user named it ("manifest.txt", "stdin"), or the object's URL. */
     readonly name: string,
-    /** False: no HEAD requests, sizes and times left at 0 (rm --from without --shard needs neither). */
-    private readonly withSizes = true,
+    private readonly check: NamedObjectsCheck = "as-reached",
   ) {}
 
-  async *items(): AsyncGenerator<SourceItem<ObjectRef>> {
-    if (!this.withSizes) {
-      for (const object of this.objects) yield { entry: { relativePath: object.relativePath, size: 0, mtimeMs: 0, ref: { bucket: object.bucket, key: object.key } } };
-      this.whole = true;
-      return;
+  async *items(): AsyncGenerator<NamedItem> {
+    // HEADs still in flight when the items stop being read (a missing object, a stopped stream) are cancelled, not waited for.
+    const stopped = new AbortController();
+    const signal = AbortSignal.any([this.ctx.signal, stopped.signal]);
+    try {
+      yield* this.lookUps(signal);
+    } finally {
+      stopped.abort(new Error("the objects are no longer read"));
     }
-    const entries: SetEntry<ObjectRef>[] = new Array(this.objects.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < this.objects.length) {
-        const i = next++;
-        const object = this.objects[i]!;
-        const ref = { bucket: object.bucket, key: object.key };
-        const info = await headWithRetries(this.ctx, ref, this.ctx.signal).catch((err: unknown) => {
-          const where = object.line !== undefined ? `${this.name}:${object.line}: ` : "";
-          if (err instanceof RequestError && (err.failure.status === 404 || err.failure.status === 403)) {
-            // One object named on the command line may have been meant as a prefix.
-            const hint = object.line === undefined && err.failure.status === 404 ? ` (for every object under a prefix, end it with "/")` : "";
-            throw new UsageError(`${where}s3://${ref.bucket}/${ref.key}: ${err.failure.status === 404 ? "no such object" : "access denied"}${hint}; nothing was transferred`);
-          }
-          throw err;
-        });
-        entries[i] = { relativePath: object.relativePath, size: info.size, mtimeMs: info.lastModified?.getTime() ?? 0, ref };
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(HEADS_IN_FLIGHT, this.objects.length) }, worker));
-    for (const entry of entries) yield { entry };
     this.whole = true;
+  }
+
+  private async *lookUps(signal: AbortSignal): AsyncGenerator<NamedItem> {
+    if (this.check === "check-first") {
+      const entries: SetEntry<ObjectRef>[] = new Array(this.objects.length);
+      let next = 0;
+      let failed = false;
+      const worker = async (): Promise<void> => {
+        // After the first missing object no more HEADs: the command stops anyway.
+        while (next < this.objects.length && !failed) {
+          const i = next++;
+          const item = await this.lookUp(this.objects[i]!, signal);
+          if ("problem" in item) {
+            failed = true;
+            throw item.problem.error;
+          }
+          entries[i] = item.entry;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(HEADS_IN_FLIGHT, this.objects.length) }, worker));
+      for (const entry of entries) yield { entry };
+    } else {
+      // In order, each HEAD sent up to HEADS_IN_FLIGHT entries ahead of the one handed out.
+      const ahead: Promise<NamedItem>[] = [];
+      let next = 0;
+      while (next < this.objects.length || ahead.length > 0) {
+        while (ahead.length < HEADS_IN_FLIGHT && next < this.objects.length) {
+          const lookUp = this.lookUp(this.objects[next++]!, signal);
+          lookUp.catch(() => undefined); // awaited in its turn below; not an unhandled rejection meanwhile
+          ahead.push(lookUp);
+        }
+        yield await ahead.shift()!;
+      }
+    }
+  }
+
+  /** One object's entry, or a problem naming it (with its manifest line) when it is missing or forbidden. */
+  private async lookUp(object: NamedObject, signal: AbortSignal): Promise<NamedItem> {
+    const ref = { bucket: object.bucket, key: object.key };
+    try {
+      const info = await headWithRetries(this.ctx, ref, signal);
+      return { entry: { relativePath: object.relativePath, size: info.size, mtimeMs: info.lastModified?.getTime() ?? 0, ref } };
+    } catch (err) {
+      if (!(err instanceof RequestError) || (err.failure.status !== 404 && err.failure.status !== 403)) throw err;
+      const absent = err.failure.status === 404;
+      const where = object.line !== undefined ? `${this.name}:${object.line}: ` : "";
+      // One object named on the command line may have been meant as a prefix.
+      const hint = object.line === undefined && absent ? ` (for every object under a prefix, end it with "/")` : "";
+      const error = new MissingObjectError(`${where}s3://${ref.bucket}/${ref.key}: ${absent ? "no such object" : "access denied"}${hint}`, ref, absent);
+      return { problem: { shown: `s3://${ref.bucket}/${ref.key}`, message: error.message, relativePath: object.relativePath, absent, error } };
+    }
   }
 
   shown(entry: SetEntry<ObjectRef>): string {

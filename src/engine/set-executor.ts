@@ -16,11 +16,11 @@ import { s3Url } from "./object-url.js";
 import { widenPipe } from "./pipe-size.js";
 import { LocalTreeDestination, LocalTreeSource, NamedObjectsSource, S3PrefixDestination, S3PrefixSource, StreamDestination, type NamedObject, type StreamTarget } from "./set-ends.js";
 import { FdWriter } from "./sinks/fd-writer.js";
-import { ObjectStream, type StreamFraming } from "./sinks/object-stream.js";
+import { ObjectStream, StreamStoppedError, type StreamFraming, type StreamProgress } from "./sinks/object-stream.js";
 import { ReadAhead } from "./sinks/read-ahead.js";
 import { orderedSource, type SetOrder } from "../plan/set-order.js";
 
-export { StreamStoppedError, type StreamFraming } from "./sinks/object-stream.js";
+export { StreamStoppedError, type StreamFraming, type StreamProgress } from "./sinks/object-stream.js";
 import { writePolicies } from "./sinks/blocking-writes.js";
 import { FileSink } from "./sinks/file-sink.js";
 import { LeftoverIndex } from "./sinks/leftover-index.js";
@@ -62,7 +62,7 @@ export interface SetOptions {
 }
 
 /** Where a set's entries come from: a directory or prefix, or objects named one by one (a manifest). */
-export type SetSourceSpec = Location | { kind: "named"; objects: readonly NamedObject[]; name: string };
+export type SetSourceSpec = Location | { kind: "named"; objects: readonly NamedObject[]; name: string; checkFirst?: boolean };
 
 /** How one direction transfers an entry, removes a moved source and deletes from its destination. */
 interface SetOperations<Ref, Target> {
@@ -76,8 +76,14 @@ interface SetOperations<Ref, Target> {
   skipped?(target: Target): Promise<void>;
   /** How --delete removes from this destination, its results recorded in `batch`. */
   deleter(batch: ObjectBatch): Deleter<Target>;
-  /** After every action's transfer ended (a stream writes its end). */
-  finish?(batch: ObjectBatch): Promise<void>;
+  /** After every action's transfer ended (a stream writes its end); `complete`: the plan was read to its end. */
+  finish?(batch: ObjectBatch, complete: boolean): Promise<void>;
+  /** A stream destination: how far it got. */
+  progress?(): StreamProgress;
+  /** A stream destination: resolves once a failed stream stopped (the objects before the failed one written). */
+  stopped?(): Promise<void>;
+  /** An entry refused before its transfer (a manifest's missing object): a stream ends at its place. */
+  refused?(shown: string, error: Error): void;
 }
 
 /** sync --delete on one kind of destination: files one by one, keys in batches at the end. */
@@ -89,6 +95,10 @@ interface Deleter<Target> {
 /** A set transfer between two opened ends, ready to run. */
 export interface SetRun {
   run(rules: SetRules, batch: ObjectBatch, onQueued: () => void): Promise<void>;
+  /** A stream destination: the objects written whole so far. */
+  streamProgress?(): StreamProgress;
+  /** A stream destination: resolves once a failed stream stopped, every object before the failed one written. */
+  streamStopped?(): Promise<void>;
 }
 
 /**
@@ -101,11 +111,11 @@ export async function openSet(ctx: TransferContext, sourceSpec: SetSourceSpec, d
   if (sourceSpec.kind === "named" || sourceSpec.kind === "s3") {
     const stream = await streamOf(dest);
     if (stream) {
-      const from = sourceSpec.kind === "named" ? new NamedObjectsSource(ctx, sourceSpec.objects, sourceSpec.name) : prefixSource(ctx, sourceSpec);
+      const from = sourceSpec.kind === "named" ? namedSource(ctx, sourceSpec) : prefixSource(ctx, sourceSpec);
       return bind(from, new StreamDestination("-"), streamed(ctx, options, stream), options.order);
     }
     if (sourceSpec.kind === "named") {
-      const from = new NamedObjectsSource(ctx, sourceSpec.objects, sourceSpec.name);
+      const from = namedSource(ctx, sourceSpec);
       if (dest.kind === "local") {
         const to = await LocalTreeDestination.open(ctx, dest.path);
         return bind(from, to, downloads(ctx, options, to.root), options.order);
@@ -130,29 +140,38 @@ export async function openSet(ctx: TransferContext, sourceSpec: SetSourceSpec, d
   throw new Error(`no set transfer from ${source.kind} to ${dest.kind}`);
 }
 
+/** A manifest's objects, each HEADed as it is reached, or all before anything moves (--check-manifest). */
+function namedSource(ctx: TransferContext, spec: SetSourceSpec & { kind: "named" }): NamedObjectsSource {
+  return new NamedObjectsSource(ctx, spec.objects, spec.name, spec.checkFirst ? "check-first" : "as-reached");
+}
+
 function prefixSource(ctx: TransferContext, source: Location & { kind: "s3" }): S3PrefixSource {
   return new S3PrefixSource(ctx, source.bucket, asDirectoryPrefix(source.key), `s3://${source.bucket}/${source.key}`);
 }
 
 function bind<Ref, Target>(source: SetSource<Ref>, destination: SetDestination<Target>, operations: SetOperations<Ref, Target>, order: SetOrder | undefined): SetRun {
   const ordered = order ? orderedSource(source, order) : source;
-  return { run: (rules, batch, onQueued) => execute(planSet(ordered, destination, rules), operations, batch, onQueued) };
+  return { run: (rules, batch, onQueued) => execute(planSet(ordered, destination, rules), operations, batch, onQueued), streamProgress: operations.progress, streamStopped: operations.stopped };
 }
 
 /** Each action, in the plan's order; transfers run in the batch's slots, the rest is recorded at once. */
 async function execute<Ref, Target>(actions: AsyncIterable<SetAction<Ref, Target>>, ops: SetOperations<Ref, Target>, batch: ObjectBatch, onQueued: () => void): Promise<void> {
   const deleter = ops.deleter(batch);
+  let complete = false;
   try {
     await submitAll(actions, ops, batch, deleter, onQueued);
+    await deleter.finish();
+    complete = true;
   } catch (err) {
     // The plan failed part-way (a listing page that cannot be trusted): the objects already
     // under way, from the pages before, finish and are reported before the command ends and
     // closes its connections under them. Nothing is deleted.
     await batch.finish();
     throw err;
+  } finally {
+    // Even when the plan failed: a stream must not be left looking whole.
+    await ops.finish?.(batch, complete);
   }
-  await deleter.finish();
-  await ops.finish?.(batch);
 }
 
 async function submitAll<Ref, Target>(
@@ -166,6 +185,7 @@ async function submitAll<Ref, Target>(
   for await (const action of actions) {
     switch (action.kind) {
       case "refuse":
+        ops.refused?.(action.source, action.error);
         batch.record({ action: ops.action, source: action.source, destination: action.destination, size: action.size, status: "failed", error: action.error });
         break;
       case "warn":
@@ -314,15 +334,20 @@ function streamed(ctx: TransferContext, options: SetOptions, stream: OpenStream)
       throw new Error("a stream destination does not move objects");
     },
     deleter: () => ({ add: async () => undefined, finish: async () => undefined }),
-    async finish(batch) {
+    async finish(batch, complete) {
       try {
         await batch.finish();
         // A dry run wrote nothing: no tar end either (its lines went to stdout).
-        if (!options.dryrun && !ctx.signal.aborted && batch.summary.failed === 0) await objects.finish();
+        if (options.dryrun) return;
+        if (complete && !ctx.signal.aborted && batch.summary.failed === 0) await objects.finish();
+        else await objects.failed(ctx.signal.aborted ? String((ctx.signal.reason as Error | undefined)?.message ?? ctx.signal.reason) : `${batch.summary.failed} objects failed`);
       } finally {
         await stream.close();
       }
     },
+    progress: () => objects.progress(),
+    stopped: () => objects.stopped(),
+    refused: (shown, error) => objects.failFrom(shown, new StreamStoppedError(`the stream stopped at ${shown}: ${error.message}`)),
   };
 }
 

@@ -44,6 +44,8 @@ export interface SourceProblem {
    * --delete treats it as absent, as aws-cli does.
    */
   skipped?: boolean;
+  /** A named object (a manifest's line) that does not exist: rm --from reports it as missing, not as a failure. */
+  absent?: boolean;
 }
 
 export type SourceItem<Ref> = { entry: SetEntry<Ref> } | { problem: SourceProblem };

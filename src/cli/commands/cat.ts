@@ -41,9 +41,9 @@ export async function runCat(args: CatArgs, argv: readonly string[]): Promise<nu
   const setArgs = { ...CAT_DEFAULTS, ...args } as SetArgs & SelectionArgs;
   const dest: Location = { kind: "stream" };
   if (args.from !== undefined || isPrefix(source!)) return runMany("cat", source, dest, setArgs, argv);
-  // One object: a manifest of one line, so --tar frames it the same way.
+  // One object: a manifest of one line, so --tar frames it the same way; checked before anything is written.
   const one = source as Location & { kind: "s3" };
-  const named = { kind: "named" as const, objects: [{ bucket: one.bucket, key: one.key, relativePath: keyBaseName(one.key) }], name: args.source! };
+  const named = { kind: "named" as const, objects: [{ bucket: one.bucket, key: one.key, relativePath: keyBaseName(one.key) }], name: args.source!, checkFirst: true };
   return runMany("cat", named, dest, setArgs, argv);
 }
 

@@ -6,7 +6,7 @@ import { deleteUnder } from "../../engine/delete.js";
 import { abortUploadsUnder } from "../../engine/uploads.js";
 import { objectExists, removeObject } from "../../engine/single-requests.js";
 import { deleteSet } from "../../engine/set-deletion.js";
-import { manifestSource, setOrderOf, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
+import { manifestBucketsNote, manifestSource, setOrderOf, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { Session } from "../session.js";
@@ -91,11 +91,14 @@ async function runRmSet(args: RmArgs, loc: Location | undefined, argv: readonly 
   const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
   const deletions = new DeletionReport(session);
   try {
+    const note = manifestBucketsNote(spec);
+    if (note !== undefined) session.printer.note(note);
     const filters = compileFilters(filtersFromArgv(argv));
     const order = setOrderOf(args, filters, (line) => session.printer.note(line));
-    await deleteSet(session.context, spec, { filters, shard: order?.shard, groupBy: order?.groupBy, dryrun: args.dryrun }, deletions.add);
+    await deleteSet(session.context, spec, { filters, shard: order?.shard, groupBy: order?.groupBy, dryrun: args.dryrun }, deletions.add, deletions.addMissing);
     await session.throwIfStopped();
-    session.printer.note(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed`);
+    const missing = args.from !== undefined ? `, ${deletions.missing} missing` : "";
+    session.printer.note(`rm: ${deletions.deleted} ${args.dryrun ? "would be deleted" : "deleted"}, ${deletions.failed} failed${missing}`);
     return deletions.failed > 0 ? 1 : 0;
   } finally {
     await session.close();

@@ -19,6 +19,8 @@ import type { SetSourceSpec } from "../../engine/set-executor.js";
 export interface SelectionArgs {
   from?: string;
   attribute?: string;
+  /** --check-manifest: HEAD every listed object before anything moves. */
+  "check-manifest"?: boolean;
   shard?: string;
   "shard-count"?: number;
   "shard-balance"?: string;
@@ -40,7 +42,8 @@ export function withShardOptions<T>(y: Argv<T>) {
 export function withManifestOption<T>(y: Argv<T>) {
   return y
     .option("from", { type: "string", describe: "the objects listed in this file (- for stdin): s3:// URLs or keys one per line, a SageMaker manifest, or JSON Lines (augmented manifest)", group: "Selection:" })
-    .option("attribute", { type: "string", describe: "with --from JSON Lines: the attribute that holds each object's URL (default source-ref)", group: "Selection:" });
+    .option("attribute", { type: "string", describe: "with --from JSON Lines: the attribute that holds each object's URL (default source-ref)", group: "Selection:" })
+    .option("check-manifest", { type: "boolean", describe: "with --from: HEAD every listed object before anything moves, and stop if one is missing (default: each is checked as it is reached)", group: "Selection:" });
 }
 
 /**
@@ -58,7 +61,8 @@ export async function manifestSource(args: SelectionArgs, base: Location | undef
     throw new UsageError(`--from ${path}: ${err.code === "ENOENT" ? "no such file" : err.message}`);
   });
   const entries = parseManifest(text, { base: base ? { bucket: base.bucket, prefix: asDirectoryPrefix(base.key) } : undefined, attribute: args.attribute, name });
-  if (!intoTree) return { kind: "named", objects: entries, name };
+  const checkFirst = args["check-manifest"] === true;
+  if (!intoTree) return { kind: "named", objects: entries, name, checkFirst };
   // Into a directory or prefix: two objects on one path would replace each other; one object listed twice is copied once.
   refuseCollisions(entries, name);
   const seen = new Set<string>();
@@ -68,7 +72,23 @@ export async function manifestSource(args: SelectionArgs, base: Location | undef
     seen.add(id);
     return true;
   });
-  return { kind: "named", objects, name };
+  return { kind: "named", objects, name, checkFirst };
+}
+
+/**
+ * A manifest naming objects in more than one bucket is taken as it is (an
+ * augmented manifest may), but said, with the line where each other bucket
+ * first appears: a stray URL then does not go unnoticed. (With a base URL,
+ * another bucket is refused: plan/manifest.ts.)
+ */
+export function manifestBucketsNote(spec: SetSourceSpec): string | undefined {
+  if (spec.kind !== "named" || spec.objects.length === 0) return undefined;
+  const firstLine = new Map<string, number | undefined>();
+  for (const object of spec.objects) if (!firstLine.has(object.bucket)) firstLine.set(object.bucket, object.line);
+  if (firstLine.size < 2) return undefined;
+  const [first, ...others] = [...firstLine];
+  const shown = others.map(([bucket, line]) => `"${bucket}" (from line ${line ?? "?"})`).join(", ");
+  return `s3x: ${spec.name} names objects in ${firstLine.size} buckets: "${first![0]}", and ${shown}`;
 }
 
 /**

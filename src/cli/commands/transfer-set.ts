@@ -5,24 +5,24 @@ import { formatLocation, UsageError, type Location } from "../../plan/location.j
 import { formatSize, parseSize, uploadPartSize } from "../../plan/parts.js";
 import type { SetRules } from "../../plan/set-plan.js";
 import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/batch.js";
-import { openSet, StreamStoppedError, type SetOptions, type SetSourceSpec } from "../../engine/set-executor.js";
+import { openSet, StreamStoppedError, type SetOptions, type SetRun, type SetSourceSpec, type StreamProgress } from "../../engine/set-executor.js";
 import { checksumAlgorithmOf, checksumRequested, copyAttributes, objectAttributes } from "../options.js";
 import { copyAttributeMode, requestSettings, storageSettings } from "../object-options.js";
 import { endsTheRun, ExitCode, isBrokenPipe } from "../errors.js";
 import { Session } from "../session.js";
 import { peakRss } from "../peak-rss.js";
 import { checkThreshold, type SetArgs } from "./transfer-options.js";
-import { manifestSource, setOrderOf, type SelectionArgs } from "./selection.js";
+import { manifestBucketsNote, manifestSource, setOrderOf, type SelectionArgs } from "./selection.js";
 
 export type { SetArgs } from "./transfer-options.js";
 
 /** Where a per-object line goes, and the command's final tally. */
 interface Reporter {
   result(result: ObjectResult): void;
-  /** Objects written whole to a stream destination. */
-  streamed: number;
   dryrunTransfers: number;
   dryrunDeletions: number;
+  /** A stream destination: why it stopped (the first object that failed). */
+  streamFailure?: Error;
 }
 
 /** The commands that transfer a set of objects. */
@@ -45,6 +45,8 @@ export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, 
   const toStream = dest.kind === "stream";
   const session = await Session.open(args, { progressAllowed: true, jsonToStderr: toStream, requests: requestSettings(args, spec.kind === "named" ? undefined : spec, dest) });
   try {
+    const note = manifestBucketsNote(spec);
+    if (note !== undefined) session.printer.note(note);
     return await runTransferSet(mode, session, spec, dest, args, argv);
   } finally {
     await session.close();
@@ -64,7 +66,8 @@ function failNoSource(mode: SetMode): never {
 export async function runTransferSet(mode: SetMode, session: Session, source: SetSourceSpec, dest: Location, args: SetArgs & SelectionArgs, argv: readonly string[]): Promise<number> {
   const ctx = session.context;
   const toStream = dest.kind === "stream";
-  const reporter = makeReporter(session, toStream);
+  let set: SetRun | undefined;
+  const reporter = makeReporter(session, toStream, () => set?.streamProgress?.(), () => set?.streamStopped?.() ?? Promise.resolve());
   const objectSlots = Math.max(8, ctx.queue.concurrency * 2);
   const batch = new ObjectBatch(ctx, objectSlots, (r) => {
     if (r.status === "ok" || r.status === "failed") session.progress.objectDone();
@@ -91,7 +94,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
     const shown = source.kind === "named" ? `--from ${source.name}` : formatLocation(source);
     throw new UsageError(`${mode} needs a local directory and an s3:// prefix, or two s3:// prefixes (got ${shown} and ${formatLocation(dest)})`);
   }
-  const set = await openSet(ctx, source, dest, options);
+  set = await openSet(ctx, source, dest, options);
   try {
     await set.run(rules, batch, () => session.progress.addObjects(1));
   } catch (err) {
@@ -105,6 +108,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
   }
 
   const summary = await batch.finish();
+  if (reporter.streamFailure) session.stop(reporter.streamFailure);
   await session.throwIfStopped();
   const seconds = (Date.now() - started) / 1000;
   if (session.printer.mode === "json") {
@@ -135,11 +139,10 @@ function filterRoot(end: SetSourceSpec): string | undefined {
  * Prints each object's outcome through the session's printer, and counts
  * the dry-run lines (the engine's summary counts them as skipped).
  */
-function makeReporter(session: Session, toStream: boolean): Reporter {
+function makeReporter(session: Session, toStream: boolean, streamProgress: () => StreamProgress | undefined, streamStopped: () => Promise<void>): Reporter {
   const reporter: Reporter = {
     dryrunTransfers: 0,
     dryrunDeletions: 0,
-    streamed: 0,
     result(r) {
       if (r.status === "failed") {
         // Once the run is stopped (Ctrl-C, a closed stdout, a failure every
@@ -154,15 +157,16 @@ function makeReporter(session: Session, toStream: boolean): Reporter {
           session.stop(r.error instanceof Error ? r.error : new Error(String(r.error)));
           return;
         }
-        // A stream cannot skip an object: the first that fails ends the run, named.
+        // A stream cannot skip an object: the first that fails ends the run, named, once the objects before it are written.
         if (toStream) {
-          if (r.error instanceof StreamStoppedError) return; // one after it: the one that failed is reported
+          if (r.error instanceof StreamStoppedError || reporter.streamFailure) return; // one after it: the one that failed is reported
           session.printer.result(r);
-          session.stop(new Error(`the stream stopped at ${r.source}: ${reporter.streamed} objects were written before it`));
+          const failure = new StreamFailure(r.source, streamProgress);
+          reporter.streamFailure = failure;
+          void streamStopped().then(() => session.stop(failure));
           return;
         }
       }
-      if (toStream && r.status === "ok") reporter.streamed++;
       if (r.status === "dryrun") {
         if (r.action === "delete") reporter.dryrunDeletions++;
         else reporter.dryrunTransfers++;
@@ -171,6 +175,26 @@ function makeReporter(session: Session, toStream: boolean): Reporter {
     },
   };
   return reporter;
+}
+
+/**
+ * Why a stream stopped, and how far it got. Its message is read when it is
+ * printed, after every transfer settled: only then is the count of objects
+ * the reader received final (objects before the failed one were still
+ * being written when it failed).
+ */
+class StreamFailure extends Error {
+  constructor(at: string, progress: () => StreamProgress | undefined) {
+    super();
+    Object.defineProperty(this, "message", {
+      get: () => {
+        const got = progress();
+        if (got === undefined) return `the stream stopped at ${at}`;
+        const whole = `${got.wholeObjects} object${got.wholeObjects === 1 ? " was" : "s were"} written whole before it`;
+        return `the stream stopped at ${got.stoppedAt ?? at}: ${whole}${got.partial ? ", and part of the next" : ""}`;
+      },
+    });
+  }
 }
 
 /** The run's last line on stderr: every action counted, deletions and dry-run lines included. */

@@ -89,3 +89,22 @@ function ustarBlock(name: string, size: number, mtime: number, type: "0" | "x"):
 function writeOctal(block: Buffer, offset: number, width: number, value: number): void {
   block.write(`${value.toString(8).padStart(width - 1, "0")}\0`, offset, width, "ascii");
 }
+
+/**
+ * What ends a tar stream that failed, in place of the end of the archive:
+ * a pax extended header saying why, then a block no reader takes for a
+ * header (its checksum is wrong). Python's tarfile raises on a bad header
+ * after a pax header (in any mode, ignore_zeros too), GNU tar and bsdtar
+ * report a damaged archive and exit non-zero; a stream that merely stopped
+ * at an entry's end would read as a complete archive to all of them.
+ */
+export function tarFailureMark(reason: string): Buffer {
+  const body = Buffer.from(paxRecord("comment", `s3x: this stream is incomplete: ${reason.replace(/\n/g, " ")}`), "utf8");
+  const paxHeader = ustarBlock("s3x-stream-failed", body.length, Math.floor(Date.now() / 1000), "x");
+  const broken = Buffer.alloc(TAR_BLOCK);
+  broken.write("s3x: this tar stream failed here; the archive is incomplete\n", 0, "ascii");
+  // A checksum field of digits that cannot match the block's sum: every reader rejects the block.
+  broken.write("0000000\0", 148, 8, "ascii");
+  broken.write("ustar\0", 257, 6, "ascii");
+  return Buffer.concat([paxHeader, body, Buffer.alloc(tarPaddingLength(body.length)), broken]);
+}

@@ -81,6 +81,8 @@ describe("engine/sinks/object-stream", () => {
     const writes: Promise<void>[] = [];
     for (const [name, body] of bodies) {
       const sink = stream.next(object(name, body));
+      // As the engine does: opened (the first GET answered) before any part is written.
+      await sink.open(body.length, { etag: "e", size: body.length });
       partsOfBody(body).forEach((part, p) => writes.push(sink.write(p, p * PART, part)));
     }
     await Promise.all(writes);
@@ -90,6 +92,72 @@ describe("engine/sinks/object-stream", () => {
     const lines = listed.stdout.trim().split("\n").map((line) => line.split(/\s+/));
     assert.deepEqual(lines.map((f) => f.slice(5).join(" ")), bodies.map(([name]) => name));
     assert.deepEqual(lines.map((f) => Number(f[2])), bodies.map(([, body]) => body.length));
+  });
+});
+
+describe("engine/sinks/object-stream: a tar stream that fails", () => {
+  /** What Python's tarfile in stream mode (r|, as WebDataset) makes of `archive`: the members read, and its error. */
+  const pythonReads = (archive: Buffer): { members: string[]; error: string | null } => {
+    const script = [
+      "import sys, tarfile, json",
+      "names, error = [], None",
+      "try:",
+      "    with tarfile.open(fileobj=sys.stdin.buffer, mode='r|') as t:",
+      "        for m in t:",
+      "            f = t.extractfile(m)",
+      "            if f: f.read()",
+      "            names.append(m.name)",
+      "except tarfile.TarError as e:",
+      "    error = repr(e)",
+      "print(json.dumps({'members': names, 'error': error}))",
+    ].join("\n");
+    const run = spawnSync("python3", ["-c", script], { input: archive, encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    return JSON.parse(run.stdout) as { members: string[]; error: string | null };
+  };
+
+  it("stopped at an entry boundary: the failure mark after the whole entries; tarfile (r|) and GNU tar reject it", async () => {
+    const out = new Collector();
+    const stream = new ObjectStream(out, "tar", 10, partsOf);
+    const a = stream.next(object("a.txt", Buffer.from("aaaaaa")));
+    const b = stream.next(object("b.txt", Buffer.from("bbbbbb")));
+    await a.open(6, { etag: "e", size: 6 });
+    await Promise.all(partsOfBody(Buffer.from("aaaaaa")).map((part, p) => a.write(p, p * PART, part)));
+    // b's first GET answered 404: it never opened, so its header was never written.
+    await b.discard();
+    assert.deepEqual(stream.progress(), { wholeObjects: 1, partial: false, stoppedAt: "s3://b/b.txt" });
+    await stream.failed("s3://b/b.txt: no such object");
+    const read = pythonReads(out.bytes);
+    assert.deepEqual(read.members, ["a.txt"]);
+    assert.match(read.error ?? "", /ReadError/);
+    const gnu = spawnSync("tar", ["-tf", "-"], { input: out.bytes, encoding: "utf8" });
+    assert.notEqual(gnu.status, 0, "GNU tar reports the damage");
+  });
+
+  it("stopped inside an entry: no mark, the entry cut short (a reader of its bytes fails), counted as partial", async () => {
+    const out = new Collector();
+    const stream = new ObjectStream(out, "tar", 10, partsOf);
+    const body = Buffer.from("0123456789ab");
+    const a = stream.next(object("a.bin", body));
+    await a.open(body.length, { etag: "e", size: body.length });
+    await a.write(0, 0, body.subarray(0, PART));
+    await a.discard();
+    assert.deepEqual(stream.progress(), { wholeObjects: 0, partial: true, stoppedAt: "s3://b/a.bin" });
+    const before = out.bytes.length;
+    await stream.failed("connection reset");
+    assert.equal(out.bytes.length, before, "nothing added inside an entry");
+    const read = pythonReads(out.bytes);
+    assert.deepEqual(read.members, []);
+    assert.match(read.error ?? "", /unexpected end of data/);
+  });
+
+  it("a raw stream gets no mark (no framing to put it in)", async () => {
+    const out = new Collector();
+    const stream = new ObjectStream(out, "raw", 10, partsOf);
+    const a = stream.next(object("a", Buffer.from("aaaa")));
+    await a.discard();
+    await stream.failed("gone");
+    assert.equal(out.bytes.length, 0);
   });
 });
 
