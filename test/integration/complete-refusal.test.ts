@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
-import { randomFile, runS3x, type RunResult } from "../support/cli.js";
+import { assertExitedPromptly, randomFile, runS3x, type RunResult } from "../support/cli.js";
 import { freshBucket, objectHash, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
 import { startCompleteRefusingProxy, type CompleteRefusingProxy } from "../support/complete-refusing-proxy.js";
 
@@ -85,6 +85,7 @@ describe("CompleteMultipartUpload refused or failed (integration, real radosgw +
     proxy.mode = "refuse-all";
     const res = await runS3x(via(["cp", src, dest]), { env });
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.match(res.stderr, /MalformedXML/);
     assert.match(res.stderr, /kept the upload of s3:\/\/\S+\/kept\.bin \(upload ID \S+, all 3 parts stored\): run the same command with --resume to complete it, or s3x rm --uploads s3:\/\/\S+\/kept\.bin to discard it/);
     assert.equal((await uploadsOf("kept.bin")).length, 1, "the upload and its parts are kept");
@@ -129,6 +130,7 @@ describe("CompleteMultipartUpload refused or failed (integration, real radosgw +
     const completes = proxy.completes.length;
     const res = await runS3x(via(["cp", src, `s3://${bucket}/invalid-part.bin`]), { env });
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.equal(proxy.completes.length - completes, 1, "InvalidPart is not retried");
     assert.match(res.stderr, /CompleteMultipartUpload s3:\/\/\S+\/invalid-part\.bin: InvalidPart: One or more of the specified parts could not be found\./);
     assert.doesNotMatch(res.stderr, /HTTP 503|after \d+ attempts/);

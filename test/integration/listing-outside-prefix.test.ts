@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runS3x, type RunResult } from "../support/cli.js";
+import { assertExitedPromptly, runS3x, type RunResult } from "../support/cli.js";
 import { AbortMultipartUploadCommand, CreateMultipartUploadCommand, ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
 import { freshBucket, objectExists, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { startRewriteProxy, type ListingRewrite, type RewriteProxy } from "../support/rewrite-proxy.js";
@@ -77,6 +77,7 @@ describe("listing pages that name keys outside the prefix (integration, real rad
   function assertRefused(res: RunResult, key: string): void {
     assert.equal(res.signal, null, `ended on its own, not killed by the guard: ${res.stderr}`);
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.match(res.stderr, new RegExp(`"${key}".*outside the prefix "data/"`));
     assert.equal(res.stderr.trim().split("\n").length, 1, `one line: ${res.stderr}`);
   }
@@ -163,6 +164,7 @@ describe("listing pages that name keys outside the prefix (integration, real rad
     const res = await s3x(["rm", "--uploads", `s3://${bucket}/data/`]);
     assert.equal(res.signal, null, res.stderr);
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.match(res.stderr, new RegExp(`an upload of "${OUTSIDE}", outside the prefix "data/"`));
     assert.equal(res.stderr.trim().split("\n").length, 1, `one line: ${res.stderr}`);
     const open = (await s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads ?? [];
@@ -174,6 +176,7 @@ describe("listing pages that name keys outside the prefix (integration, real rad
     proxy.setRewrite((xml) => xml.replace("</ListBucketResult>", "<CommonPrefixes><Prefix>zzz/</Prefix></CommonPrefixes></ListBucketResult>").replace(/<KeyCount>(\d+)<\/KeyCount>/, (_, n: string) => `<KeyCount>${Number(n) + 1}</KeyCount>`));
     const res = await s3x(["ls", `s3://${bucket}/data/`]);
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.match(res.stderr, /"zzz\/".*outside the prefix "data\/"/);
     assert.equal(res.stdout.toString(), "");
   });

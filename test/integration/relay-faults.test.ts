@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runS3x, sha256, type RunResult } from "../support/cli.js";
+import { assertExitedPromptly, runS3x, sha256, type RunResult } from "../support/cli.js";
 import { slowDownStorm, startRangeTwistingProxy, type RangeTwistingProxy, type RelayedRequest, type Twist } from "../support/range-twisting-proxy.js";
 import { freshBucket, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 
@@ -186,6 +186,7 @@ describe("downloads through a relay that twists answers (integration, real rados
         const target = join(sub, name);
         const res = await s3x(["cp", `s3://${bucket}/object.bin`, target], relay, LIAR_ATTEMPTS);
         assert.equal(res.code, 1, describeRun(res));
+        assertExitedPromptly(res);
         assert.match(res.stderr, failure);
         assert.deepEqual((await readdir(sub)).filter((f) => f === name), [], "no file under the final name");
       });
@@ -194,6 +195,7 @@ describe("downloads through a relay that twists answers (integration, real rados
         relay.twist = (req) => (isLaterRange(req) ? twist : undefined);
         const res = await s3x(["cp", `s3://${bucket}/object.bin`, "-"], relay, LIAR_ATTEMPTS);
         assert.equal(res.code, 1, describeRun(res));
+        assertExitedPromptly(res);
         assert.match(res.stderr, failure);
         assert.ok(res.stdout.length < object.length, `${res.stdout.length} bytes written`);
         assert.equal(sha256(res.stdout), sha256(object.subarray(0, res.stdout.length)), "what was written is the object's start");
@@ -215,6 +217,7 @@ describe("downloads through a relay that twists answers (integration, real rados
         failFast();
         const res = await once("-");
         assert.equal(res.code, 1, describeRun(res));
+        assertExitedPromptly(res);
         assert.match(res.stderr, /GET s3:\/\/\S+\/object\.bin bytes=\d+-\d+: AccessDenied: access denied/);
         assert.equal(sha256(res.stdout), sha256(object.subarray(0, res.stdout.length)), "what was written is the object's start");
       });
@@ -225,6 +228,7 @@ describe("downloads through a relay that twists answers (integration, real rados
       const sub = await mkdtemp(join(dir, "fail-fast-"));
       const res = await once(join(sub, "object.bin"));
       assert.equal(res.code, 1, describeRun(res));
+      assertExitedPromptly(res);
       assert.match(res.stderr, /GET s3:\/\/\S+\/object\.bin bytes=\d+-\d+: AccessDenied: access denied/);
       assert.deepEqual((await readdir(sub)).filter((f) => f === "object.bin"), []);
     });

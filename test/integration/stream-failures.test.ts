@@ -5,7 +5,7 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { runS3x, type RunResult } from "../support/cli.js";
+import { assertExitedPromptly, runS3x, type RunResult } from "../support/cli.js";
 import { startRecordingProxy, type RecordingProxy, type RecordedRequest } from "../support/recording-proxy.js";
 import { freshBucket, objectExists, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 
@@ -57,6 +57,7 @@ describe("stream failures and manifests checked as reached (integration, real ra
   /** The objects the message says were written whole, checked against what a stream-mode tarfile reader got before its error. */
   async function assertFailedTar(res: RunResult, failedKey: string): Promise<number> {
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     const said = new RegExp(`the stream stopped at s3://${bucket}/${failedKey.replace(/\./g, "\\.")}: (\\d+) objects? (?:was|were) written (?:whole )?before it`).exec(res.stderr);
     assert.ok(said, res.stderr);
     const read = await readTarStream(res.stdout);
@@ -133,6 +134,7 @@ describe("stream failures and manifests checked as reached (integration, real ra
       await writeFile(manifest, [...many.slice(0, 100), `s3://${bucket}/many/absent.bin`, ...many.slice(100)].map((k) => (k.startsWith("s3://") ? k : `s3://${bucket}/${k}`)).join("\n"));
       const res = await s3x(["cat", "--from", manifest, "--check-manifest"]);
       assert.equal(res.code, 1, res.stderr);
+      assertExitedPromptly(res);
       assert.equal(res.stdout.length, 0);
       assert.match(res.stderr, /many\.txt:101: s3:\/\/\S+\/many\/absent\.bin: no such object/);
       assert.equal(res.stderr.trim().split("\n").length, 1, res.stderr);
@@ -156,6 +158,7 @@ describe("stream failures and manifests checked as reached (integration, real ra
     const out = join(dir, "out");
     const res = await s3x(["cp", "--from", manifest, out]);
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.match(res.stderr, /cp\.txt:2: s3:\/\/\S+\/data\/absent\.bin: no such object/);
     assert.deepEqual((await readdir(join(out, "data"))).sort(), ["s0.bin", "s1.bin"]);
   });
@@ -179,6 +182,7 @@ describe("stream failures and manifests checked as reached (integration, real ra
     await writeFile(manifest, ["rmc/a.bin", "rmc/never.bin"].map((k) => `s3://${bucket}/${k}`).join("\n"));
     const res = await s3x(["rm", "--from", manifest, "--check-manifest"]);
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.match(res.stderr, /rmc\.txt:2: s3:\/\/\S+\/rmc\/never\.bin: no such object/);
     assert.ok(await objectExists(s3, bucket, "rmc/a.bin"));
   });

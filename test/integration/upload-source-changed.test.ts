@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { appendFile, mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runS3x, type RunResult } from "../support/cli.js";
+import { assertExitedPromptly, runS3x, type RunResult } from "../support/cli.js";
 import { freshBucket, objectExists, openUploads, testS3, type TestS3 } from "../support/s3-server.js";
 import { startDropResponseProxy, type DropResponseProxy } from "../support/drop-response-proxy.js";
 
@@ -83,6 +83,7 @@ describe("a file that changes while it is uploaded (integration, real radosgw + 
 
   async function assertRefused(res: RunResult, path: string, key: string): Promise<void> {
     assert.equal(res.code, 1, res.stderr);
+    assertExitedPromptly(res);
     assert.ok(res.stderr.includes(path), `the error names ${path}: ${res.stderr}`);
     assert.match(res.stderr, /changed while being uploaded/);
     assert.equal(await objectExists(s3, bucket, key), false, "no object was stored");

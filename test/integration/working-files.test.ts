@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { HeadObjectCommand } from "@aws-sdk/client-s3";
-import { fileHash, randomFile, runS3x, sha256 } from "../support/cli.js";
+import { assertExitedPromptly, fileHash, randomFile, runS3x, sha256 } from "../support/cli.js";
 import { freshBucket, openUploads, putTestObject, testS3, type TestS3 } from "../support/s3-server.js";
 import { startThrottleProxy } from "../support/throttle-proxy.js";
 
@@ -127,6 +127,7 @@ describe("working files and local directories (integration, real radosgw)", func
           const namesBefore = (await readdir(out)).sort();
           const res = await cp([`s3://${bucket}/planted.bin`, join(out, "f.bin"), ...(resume ? ["--resume"] : [])]);
           assert.equal(res.code, 1, res.stderr);
+          assertExitedPromptly(res);
           assert.match(res.stderr, reason);
           assert.deepEqual(await Promise.all(watched.map(stateOf)), before, "the planted files and what they point to are untouched");
           assert.deepEqual((await readdir(out)).sort(), namesBefore, "nothing renamed to f.bin, nothing left beside it");
@@ -229,13 +230,16 @@ describe("working files and local directories (integration, real radosgw)", func
       // One object into a missing subdirectory.
       const one = await cp([`s3://${bucket}/ro/d/x.bin`, join(mnt, "sub", "x.bin")]);
       assert.equal(one.code, 1, one.stderr);
+      assertExitedPromptly(one);
       assert.match(one.stderr, new RegExp(`${join(mnt, "sub")}: read-only file system\\n$`));
       // A recursive download: its missing root, and a missing directory under an existing root.
       const root = await cp(["--recursive", `s3://${bucket}/ro/`, join(mnt, "tree")]);
       assert.equal(root.code, 1, root.stderr);
+      assertExitedPromptly(root);
       assert.match(root.stderr, new RegExp(`${join(mnt, "tree")}: read-only file system\\n$`));
       const under = await cp(["--recursive", `s3://${bucket}/ro/`, mnt]);
       assert.equal(under.code, 1, under.stderr);
+      assertExitedPromptly(under);
       assert.match(under.stderr, new RegExp(`${join(mnt, "d")}: read-only file system\\n`));
       assert.doesNotMatch(one.stderr + root.stderr + under.stderr, /no such file or directory/);
     });
@@ -248,6 +252,7 @@ describe("working files and local directories (integration, real radosgw)", func
       const state = join(mnt, "state");
       const res = await cp([src, `s3://${bucket}/ro-state.bin`, "--part-size", "5MiB", "--multipart-threshold", "5MiB"], { ...s3.env, S3X_STATE_DIR: state });
       assert.equal(res.code, 1, res.stderr);
+      assertExitedPromptly(res);
       assert.match(res.stderr, new RegExp(`${state}: read-only file system\\n$`));
       assert.equal(await openUploads(s3, bucket), 0);
     });

@@ -14,6 +14,17 @@ export interface RunResult {
   signal: NodeJS.Signals | null;
   stdout: Buffer;
   stderr: string;
+  /** Milliseconds from the last bytes on stderr (its final error) to the process's exit; undefined without stderr. */
+  lingerMs?: number;
+}
+
+/** Once s3x has printed its final error it exits at once (issue #35): within 2 s, whatever connections are open. */
+export const EXIT_AFTER_ERROR_MS = 2_000;
+
+/** Asserts that a run which printed an error exited within EXIT_AFTER_ERROR_MS of printing it. */
+export function assertExitedPromptly(res: RunResult): void {
+  if (res.lingerMs === undefined) return;
+  if (res.lingerMs > EXIT_AFTER_ERROR_MS) throw new Error(`s3x exited ${Math.round(res.lingerMs)} ms after printing its error (at most ${EXIT_AFTER_ERROR_MS} ms): ${res.stderr}`);
 }
 
 export interface RunOptions {
@@ -32,13 +43,20 @@ export function runS3x(args: string[], options: RunOptions): Promise<RunResult> 
     const child = spawn(process.execPath, [S3X_BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
     let err = "";
+    let lastErrAt: number | undefined;
+    let exitedAt: number | undefined;
     child.stdout.on("data", (c: Buffer) => out.push(c));
-    child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+    child.stderr.on("data", (c: Buffer) => {
+      err += c.toString();
+      lastErrAt = performance.now();
+    });
+    child.on("exit", () => (exitedAt = performance.now()));
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout: Buffer.concat(out), stderr: err });
+      const lingerMs = lastErrAt !== undefined && exitedAt !== undefined ? Math.max(0, exitedAt - lastErrAt) : undefined;
+      resolve({ code, signal, stdout: Buffer.concat(out), stderr: err, lingerMs });
     });
     child.stdin.on("error", () => undefined);
     if (options.onSpawn) options.onSpawn(child);
