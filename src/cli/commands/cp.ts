@@ -2,14 +2,14 @@ import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Argv } from "yargs";
 import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
-import { parseSize, uploadPartSize, DEFAULT_PART_SIZE, MAX_SINGLE_COPY_SIZE, PlanError } from "../../plan/parts.js";
+import { parseSize, uploadPartSize, DEFAULT_PART_SIZE, PlanError } from "../../plan/parts.js";
 import type { AddressStats } from "../../engine/connection.js";
 import { transferObject, type ObjectTransferOptions } from "../../engine/object-transfer.js";
 import { checksumAlgorithmOf, checksumRequested, copyAttributes, objectAttributes } from "../options.js";
 import { Session } from "../session.js";
 import { runMany } from "./transfer-set.js";
 import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
-import { checkThreshold, copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
+import { checkCopyThreshold, checkThreshold, copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
 import { StdoutLines } from "../output.js";
 import { peakRss } from "../peak-rss.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
@@ -176,8 +176,7 @@ function transferOptions(session: Session, args: CpArgs, partSize: number | unde
     }),
     streamPartSize: () => stdinPartSize(partSize, args["expected-size"]),
     copyOptions: async (key) => {
-      const copyThreshold = parseSize(args["copy-threshold"]);
-      if (copyThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
+      const copyThreshold = checkCopyThreshold(args);
       return { partSize, copyThreshold, ...(await copyAttributes(args, key)), storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] };
     },
   };

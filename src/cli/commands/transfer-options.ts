@@ -66,6 +66,13 @@ export function transferOptions<T>(y: Argv<T>) {
     .option("source-region", { type: "string", describe: "S3→S3: the source bucket's region (accepted for aws-cli scripts; s3x signs every request for --region)", group: "Transfer:" });
 }
 
+/** --copy-threshold, checked against S3's CopyObject limit (for cp and cp -r alike: one rule, one message). */
+export function checkCopyThreshold(args: { "copy-threshold": string }): number {
+  const threshold = parseSize(args["copy-threshold"]);
+  if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--copy-threshold cannot exceed 5GiB (S3's CopyObject limit)");
+  return threshold;
+}
+
 /** --multipart-threshold, checked against S3's single PUT limit. */
 export function checkThreshold(args: CpArgs): number {
   const threshold = parseSize(args["multipart-threshold"]);

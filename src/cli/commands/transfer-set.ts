@@ -11,7 +11,7 @@ import { copyAttributeMode, requestSettings, storageSettings } from "../object-o
 import { endsTheRun, ExitCode, isBrokenPipe } from "../errors.js";
 import { Session } from "../session.js";
 import { peakRss } from "../peak-rss.js";
-import { checkThreshold, type SetArgs } from "./transfer-options.js";
+import { checkCopyThreshold, checkThreshold, type SetArgs } from "./transfer-options.js";
 import { manifestBucketsNote, manifestSource, setOrderOf, type SelectionArgs } from "./selection.js";
 
 export type { SetArgs } from "./transfer-options.js";
@@ -225,7 +225,7 @@ function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boo
     followSymlinks: args["follow-symlinks"],
     partSize,
     multipartThreshold,
-    copyThreshold: copying ? parseSize(args["copy-threshold"]) : undefined,
+    copyThreshold: copying ? checkCopyThreshold(args) : undefined,
     keepFailedUploads: args["keep-failed-uploads"],
     checksum,
     checksumRequested: checksumRequested(args),
