@@ -17,6 +17,9 @@ import { commandFirst } from "./argv-order.js";
 import { applyS3Settings, readS3Settings } from "./s3-config.js";
 import { complete, COMPLETE_REQUEST, completionBuilder, runCompletion } from "./completion.js";
 
+/** Each command's option builder, for what needs every command's options: completion, options typed before the command. */
+const COMMAND_BUILDERS = { cp: cpBuilder, mv: mvBuilder, sync: syncBuilder, ls: lsBuilder, rm: rmBuilder, mb: mbBuilder, rb: rbBuilder, presign: presignBuilder, cat: catBuilder, completion: completionBuilder };
+
 /**
  * Entry point: parses the command line, runs one command, and turns any
  * failure into one line on stderr and a documented exit status.
@@ -155,10 +158,10 @@ export async function main(argv: string[]): Promise<number> {
     });
   const commandNames = registeredCommands(parser);
   if (argv[0] === COMPLETE_REQUEST) {
-    return complete(argv.slice(1), { cp: cpBuilder, mv: mvBuilder, sync: syncBuilder, ls: lsBuilder, rm: rmBuilder, mb: mbBuilder, rb: rbBuilder, presign: presignBuilder, cat: catBuilder, completion: completionBuilder });
+    return complete(argv.slice(1), COMMAND_BUILDERS);
   }
   skipHelpCache(parser);
-  const words = argv[0]?.startsWith("-") || argv[0] === "help" ? commandFirst(argv, commandNames, flagNames([cpBuilder, mvBuilder, syncBuilder, lsBuilder, rmBuilder, mbBuilder, rbBuilder, presignBuilder, catBuilder])) : argv;
+  const words = argv[0]?.startsWith("-") || argv[0] === "help" ? commandFirst(argv, commandNames, flagNames(Object.values(COMMAND_BUILDERS))) : argv;
   try {
     await parser.parseAsync(words.map((a) => (a === "-" ? STDIO_ARG : a)));
   } catch (err) {
