@@ -8,6 +8,7 @@
  * installs it) and decides: skip with it, or fail under CI.
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 
 /** tool → the Debian package that provides it. */
 export const NETLAB_TOOLS: Readonly<Record<string, string>> = {
@@ -18,13 +19,17 @@ export const NETLAB_TOOLS: Readonly<Record<string, string>> = {
   nft: "nftables",
 };
 export const TLS_TOOLS: Readonly<Record<string, string>> = { openssl: "openssl" };
+/** PyTorch for Debian's /usr/bin/python3: a module, not a command, so a path it installs stands for it. */
+export const TORCH_TOOLS: Readonly<Record<string, string>> = { "/usr/lib/python3/dist-packages/torch/__init__.py": "python3-torch" };
 
-function hasCommand(tool: string): boolean {
+/** A command on PATH, or, for an absolute path, a file that exists (modules and data are not commands). */
+function hasTool(tool: string): boolean {
+  if (tool.startsWith("/")) return existsSync(tool);
   return spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
 }
 
 function missingPackages(tools: Readonly<Record<string, string>>): string[] {
-  return [...new Set(Object.entries(tools).filter(([tool]) => !hasCommand(tool)).map(([, pkg]) => pkg))];
+  return [...new Set(Object.entries(tools).filter(([tool]) => !hasTool(tool)).map(([, pkg]) => pkg))];
 }
 
 /** Installs attempted in this process: a failed install is not retried by every suite. */
@@ -42,7 +47,7 @@ export function ensureDebianTools(tools: Readonly<Record<string, string>>, log: 
   let reason: string | undefined;
   if (process.platform !== "linux") reason = `missing ${packages.join(", ")} (Linux only)`;
   else if (process.getuid?.() !== 0) reason = `missing ${packages.join(", ")}; run: sudo ${command}`;
-  else if (!hasCommand("apt-get")) reason = `missing ${packages.join(", ")} and no apt-get to install them`;
+  else if (!hasTool("apt-get")) reason = `missing ${packages.join(", ")} and no apt-get to install them`;
   else {
     const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
     log(`installing ${packages.join(" ")}`);
