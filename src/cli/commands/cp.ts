@@ -7,6 +7,7 @@ import type { AddressStats } from "../../engine/connection.js";
 import { transferObject, type ObjectTransferOptions } from "../../engine/object-transfer.js";
 import { checksumAlgorithmOf, checksumRequested, copyAttributes, objectAttributes } from "../options.js";
 import { Session } from "../session.js";
+import { declareOptions } from "../option-table.js";
 import { runMany } from "./transfer-set.js";
 import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import { checkCopyThreshold, checkThreshold, copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
@@ -20,8 +21,7 @@ import { checkObjectOptions, requestSettings, storageSettings } from "../object-
 export type { CpArgs } from "./transfer-options.js";
 
 export function cpBuilder(y: Argv) {
-  return withManifestOption(withShardOptions(copyCommandOptions(y)))
-    .option("tar", { type: "boolean", default: false, describe: "with --recursive to - (stdout) or a named pipe: each object as a tar entry", group: "Selection:" })
+  return declareOptions(withManifestOption(withShardOptions(copyCommandOptions(y))), ["tar"])
     .example("s3x cp ./a.bin s3://bucket/dir/", "upload a file (key dir/a.bin)")
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
     .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")

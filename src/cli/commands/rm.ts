@@ -10,6 +10,7 @@ import { manifestBucketsNote, manifestSource, setOrderOf, withManifestOption, wi
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { Session } from "../session.js";
+import { declareOptions, declarePositional } from "../option-table.js";
 import { requestPayerSettings, withRequestPayerOption } from "../object-options.js";
 
 export interface RmArgs extends CommonArgs, SelectionArgs {
@@ -22,14 +23,8 @@ export interface RmArgs extends CommonArgs, SelectionArgs {
 }
 
 export function rmBuilder(y: Argv) {
-  return withManifestOption(withShardOptions(withRequestPayerOption(withCommonOptions(y))))
-    .positional("path", { type: "string", describe: "s3://bucket/key, or s3://bucket/prefix with --recursive; with --from, the prefix the listed keys are relative to" })
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "delete every object under the prefix" })
-    .option("include", { type: "string", array: true, describe: "include keys matching this glob (later filters win)" })
-    .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)" })
-    .option("dryrun", { type: "boolean", default: false, describe: "print what would be deleted, delete nothing" })
-    .option("uploads", { type: "boolean", default: false, describe: "abort in-progress multipart uploads under the prefix instead of deleting objects" })
-    .option("older-than", { type: "string", describe: "with --uploads: only uploads started longer ago than this (30m, 12h, 1d, 2w)" })
+  const shared = withManifestOption(withShardOptions(withRequestPayerOption(withCommonOptions(y), "rm")));
+  return declareOptions(declarePositional(shared, "path", "rm"), ["recursive", "include", "exclude", "dryrun", "uploads", "older-than"], "rm")
     .example("s3x rm s3://bucket/key", "delete one object")
     .example("s3x rm -r s3://bucket/tmp/ --exclude '*.keep' --dryrun", "show what a recursive delete would remove")
     .example("s3x rm -r s3://bucket/ --uploads --older-than 1d", "abort multipart uploads started over a day ago")

@@ -9,6 +9,7 @@ import type { SetOrder } from "../../plan/set-order.js";
 import { describeShard, flatShard, parseShardOption, SHARD_BALANCES, type ShardBalance } from "../../plan/shard.js";
 import { parseSeed } from "../../plan/shuffle.js";
 import type { SetSourceSpec } from "../../engine/set-executor.js";
+import { declareOptions } from "../option-table.js";
 
 /**
  * Which objects a many-object command takes, beyond a directory or prefix:
@@ -31,19 +32,11 @@ export interface SelectionArgs {
 }
 
 export function withShardOptions<T>(y: Argv<T>) {
-  return y
-    .option("shard", { type: "string", describe: "take shard I of N (0-based, I/N): a split of the objects, the same on every run; auto: I and N from torchrun, Slurm (srun, arrays), Kubernetes Indexed Jobs or MPI. $S3X_WORKER=ID/COUNT splits the shard among DataLoader workers", group: "Selection:" })
-    .option("shard-balance", { type: "string", describe: "what --shard balances between shards: bytes (default: the same transfer time) or count (the same number of objects, within 1, as DDP needs)", group: "Selection:" })
-    .option("shard-count", { type: "number", describe: "with --shard auto under a Kubernetes Indexed Job: the number of completions (default $S3X_SHARD_COUNT)", group: "Selection:" })
-    .option("shuffle", { type: "string", describe: "take the objects in an order given by this seed (the same on every worker; a new seed per epoch), before sharding", group: "Selection:" })
-    .option("group-by", { type: "string", describe: "stem: a sample's objects (WebDataset's 000123.jpg + 000123.cls: the key up to the first dot of its last part) stay together, in key order, through --shard and --shuffle (default: each object on its own)", group: "Selection:" });
+  return declareOptions(y, ["shard", "shard-balance", "shard-count", "shuffle", "group-by"]);
 }
 
 export function withManifestOption<T>(y: Argv<T>) {
-  return y
-    .option("from", { type: "string", describe: "the objects listed in this file (- for stdin): s3:// URLs or keys one per line, a SageMaker manifest, or JSON Lines (augmented manifest)", group: "Selection:" })
-    .option("attribute", { type: "string", describe: "with --from JSON Lines: the attribute that holds each object's URL (default source-ref)", group: "Selection:" })
-    .option("check-manifest", { type: "boolean", describe: "with --from: HEAD every listed object before anything moves, and stop if one is missing (default: each is checked as it is reached)", group: "Selection:" });
+  return declareOptions(y, ["from", "attribute", "check-manifest"]);
 }
 
 /**
