@@ -231,6 +231,9 @@ export type AttributeArgs = ObjectOptionArgs;
 /** The Content-Type of an object whose type is neither given nor known from its name. */
 const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
+/** What a file or key adds to the attributes the command line gives: its guessed Content-Type and, for a file, its mtime. */
+export type AttributesFor = (fileName?: string, mtimeMs?: number) => Promise<ObjectAttributes>;
+
 /**
  * What s3x sets on an object it writes: the given Content-Type or one
  * guessed from the file name (else application/octet-stream, sent on every
@@ -238,37 +241,54 @@ const DEFAULT_CONTENT_TYPE = "application/octet-stream";
  * Complete request, application/xml), the storage class, the headers, ACL
  * and encryption given, the user's metadata and, when known, the file's
  * mtime (as rclone does, so it survives S3's upload time).
+ *
+ * The options are parsed and checked once per run, at the first object
+ * written (a download never reads --metadata), not once per file.
  */
-export async function objectAttributes(args: AttributeArgs, fileName?: string, mtimeMs?: number): Promise<ObjectAttributes> {
-  const guessed = fileName && args["content-type"] === undefined && args["guess-mime-type"] !== false ? await guessContentType(fileName) : false;
-  const metadata = parseMetadata(args.metadata);
-  return {
-    ...storageSettings(args),
-    ...headerAttributes(args),
-    contentType: args["content-type"] ?? (guessed || DEFAULT_CONTENT_TYPE),
-    storageClass: args["storage-class"],
-    metadata: mtimeMs === undefined ? metadata : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
+export function objectAttributesOf(args: AttributeArgs): AttributesFor {
+  let given: ObjectAttributes | undefined;
+  return async (fileName, mtimeMs) => {
+    given ??= attributesGiven(args);
+    const guessed = fileName && args["content-type"] === undefined && args["guess-mime-type"] !== false ? await guessContentType(fileName) : false;
+    const { metadata } = given;
+    return {
+      ...given,
+      contentType: given.contentType ?? (guessed || DEFAULT_CONTENT_TYPE),
+      metadata: mtimeMs === undefined ? (metadata && { ...metadata }) : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
+    };
   };
 }
 
-/**
- * The attributes of an S3→S3 copy to `key`, by copyAttributeMode: none (the
- * source's are copied), every one objectAttributes gives (replaced), or only
- * those on the command line, the source's filling in the rest (merged: no
- * Content-Type is guessed from the key then, as aws-cli guesses none for a copy).
- */
-export async function copyAttributes(args: AttributeArgs, key: string): Promise<{ attributes?: ObjectAttributes; mergeWithSource?: boolean }> {
-  const mode = copyAttributeMode(args);
-  if (mode === "copy") return {};
-  if (mode === "replace") return { attributes: await objectAttributes(args, key) };
-  const given: ObjectAttributes = {
+/** The attributes on the command line alone, parsed and checked. */
+function attributesGiven(args: AttributeArgs): ObjectAttributes {
+  return {
     ...storageSettings(args),
     ...headerAttributes(args),
     contentType: args["content-type"],
     storageClass: args["storage-class"],
     metadata: parseMetadata(args.metadata),
   };
-  return { attributes: given, mergeWithSource: true };
+}
+
+/**
+ * The attributes of an S3→S3 copy to a key, by copyAttributeMode: none (the
+ * source's are copied), every one objectAttributesOf gives (replaced), or only
+ * those on the command line, the source's filling in the rest (merged: no
+ * Content-Type is guessed from the key then, as aws-cli guesses none for a copy).
+ * Parsed once per run, like objectAttributesOf.
+ */
+export function copyAttributesOf(args: AttributeArgs): (key: string) => Promise<{ attributes?: ObjectAttributes; mergeWithSource?: boolean }> {
+  const mode = copyAttributeMode(args);
+  if (mode === "copy") return async () => ({});
+  if (mode === "replace") {
+    const replaced = objectAttributesOf(args);
+    return async (key) => ({ attributes: await replaced(key) });
+  }
+  let given: ObjectAttributes | undefined;
+  return async () => {
+    given ??= attributesGiven(args);
+    return { attributes: { ...given, metadata: given.metadata && { ...given.metadata } }, mergeWithSource: true };
+  };
 }
 
 let contentTypes: Promise<typeof import("mime-types")> | undefined;

@@ -1,7 +1,7 @@
 import type { Argv } from "yargs";
 import { keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
-import { declareOptions, declarePositional } from "../option-table.js";
+import { declareOptions, declarePositional, defaultOf } from "../option-table.js";
 import { runMany } from "./transfer-set.js";
 import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import type { SetArgs } from "./transfer-options.js";
@@ -46,10 +46,13 @@ function isPrefix(source: Location & { kind: "s3" }): boolean {
   return source.key === "" || source.key.endsWith("/");
 }
 
-/** What the transfer-set code reads that cat has no option for (cat never uploads). */
+/**
+ * What the transfer-set code reads that cat has no option for (cat never
+ * uploads): the table's defaults, so that they cannot drift from cp's.
+ */
 const CAT_DEFAULTS = {
-  "multipart-threshold": "8MiB",
-  "copy-threshold": "5GiB",
+  "multipart-threshold": defaultOf("multipart-threshold"),
+  "copy-threshold": defaultOf("copy-threshold"),
   "keep-failed-uploads": false,
   resume: false,
   "follow-symlinks": false,

@@ -39,6 +39,47 @@ export function withManifestOption<T>(y: Argv<T>) {
   return declareOptions(y, ["from", "attribute", "check-manifest"]);
 }
 
+/** What the selection rules need to know of the rest of the command line. */
+export interface SelectionUse {
+  command: "cp" | "mv" | "sync" | "cat" | "rm";
+  /** A set of objects: --recursive, --from, sync, cat. */
+  many: boolean;
+  /** sync --delete. */
+  delete?: boolean;
+  /** rm --uploads. */
+  uploads?: boolean;
+  /** rm --recursive. */
+  recursive?: boolean;
+}
+
+/**
+ * How --shard, --shard-count, --shard-balance, --shuffle, --group-by and
+ * --tar go together and with the command: every rule in one place, checked
+ * once per run before anything is read or sent (they were spread over four
+ * files). What each value means is parsed by setOrderOf.
+ */
+export function checkSelectionOptions(args: SelectionArgs, use: SelectionUse): void {
+  if (use.command === "rm") return checkRmSelection(args, use);
+  if (!use.many && (args.shard !== undefined || args.shuffle !== undefined || args["group-by"] !== undefined || args.tar)) throw new UsageError("--shard, --shuffle, --group-by and --tar go with --recursive or --from");
+  if (args.shard === undefined) {
+    if (args["shard-count"] !== undefined) throw new UsageError("--shard-count goes with --shard auto");
+    if (args["shard-balance"] !== undefined) throw new UsageError("--shard-balance goes with --shard");
+  }
+  if (args.shard !== undefined && use.delete) throw new UsageError("sync --delete cannot be combined with --shard: each worker sees only its shard, and would delete the others'; run --delete once without --shard");
+}
+
+/** rm deletes a set (--from, --shard) or a key or prefix; an order or a balance would change nothing. */
+function checkRmSelection(args: SelectionArgs, use: SelectionUse): void {
+  // Deleting in groups changes nothing but which worker deletes what: --group-by only means something to a split.
+  if (args["group-by"] !== undefined && args.shard === undefined) throw new UsageError("rm takes --group-by only with --shard (it keeps a stem's objects with one worker)");
+  if (args["shard-balance"] !== undefined) throw new UsageError("rm does not take --shard-balance (rm -r --shard splits by a hash of each key, since its workers change the listing)");
+  if (args["shard-count"] !== undefined && args.shard === undefined) throw new UsageError("--shard-count goes with --shard auto");
+  if (args.from === undefined && args.shard === undefined && args.shuffle === undefined) return;
+  if (use.uploads) throw new UsageError("--uploads cannot be combined with --from or --shard");
+  if (args.from === undefined && !use.recursive) throw new UsageError("--shard goes with --recursive (or --from)");
+  if (args.shuffle !== undefined) throw new UsageError("rm does not take --shuffle (the order of deletions changes nothing)");
+}
+
 /**
  * The source a --from manifest names, read and checked whole before
  * anything moves. `base`: the s3:// prefix bare keys are relative to (and
@@ -91,10 +132,6 @@ export function manifestBucketsNote(spec: SetSourceSpec): string | undefined {
  * object and byte counts.
  */
 export function setOrderOf(args: SelectionArgs, filters: FilterSet, note: (line: string) => void, debug?: (line: string) => void): SetOrder | undefined {
-  if (args.shard === undefined) {
-    if (args["shard-count"] !== undefined) throw new UsageError("--shard-count goes with --shard auto");
-    if (args["shard-balance"] !== undefined) throw new UsageError("--shard-balance goes with --shard");
-  }
   if (args.shard === undefined && args.shuffle === undefined && args["group-by"] === undefined) return undefined;
   const groupBy = args["group-by"] !== undefined ? parseGroupBy(args["group-by"]) : undefined;
   const shardBalance = shardBalanceOf(args["shard-balance"]);

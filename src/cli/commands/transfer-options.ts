@@ -1,6 +1,6 @@
 import type { Argv } from "yargs";
-import { UsageError } from "../../plan/location.js";
-import { MAX_SINGLE_COPY_SIZE, parseSize } from "../../plan/parts.js";
+import { UsageError, type Location } from "../../plan/location.js";
+import { MAX_SINGLE_COPY_SIZE, parseSize, uploadPartSize } from "../../plan/parts.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { withObjectOptions, type ObjectOptionArgs } from "../object-options.js";
 import { declareOptions, declarePositional, type OptionName } from "../option-table.js";
@@ -61,9 +61,19 @@ export function checkCopyThreshold(args: { "copy-threshold": string }): number {
   return threshold;
 }
 
-/** --multipart-threshold, checked against S3's single PUT limit. */
-export function checkThreshold(args: CpArgs): number {
-  const threshold = parseSize(args["multipart-threshold"]);
-  if (threshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
-  return threshold;
+/** The sizes a transfer's objects are cut by, parsed and checked once per run and handed down as numbers. */
+export interface TransferSizes {
+  /** --part-size: undefined leaves the engine its default (raised to fit 10,000 parts). */
+  partSize?: number;
+  /** --multipart-threshold. */
+  multipartThreshold: number;
+}
+
+/** --part-size and --multipart-threshold, checked against S3's limits before any work. */
+export function transferSizesOf(args: { "part-size"?: string; "multipart-threshold": string }, dest: Location): TransferSizes {
+  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
+  const multipartThreshold = parseSize(args["multipart-threshold"]);
+  if (multipartThreshold > MAX_SINGLE_COPY_SIZE) throw new UsageError("--multipart-threshold cannot exceed 5GiB (S3's single PUT limit)");
+  if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize); // S3's part limits
+  return { partSize, multipartThreshold };
 }
