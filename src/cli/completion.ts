@@ -4,6 +4,7 @@ import { listObjectPages } from "../engine/listing.js";
 import type { TransferContext } from "../engine/context.js";
 import { UsageError } from "../plan/location.js";
 import { withCommonOptions, type CommonArgs } from "./options.js";
+import { declarePositional } from "./option-table.js";
 import { Session } from "./session.js";
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from "./completion-scripts.js";
 
@@ -38,7 +39,7 @@ const REMOTE_CONNECT_TIMEOUT_S = 1;
 const REMOTE_READ_TIMEOUT_S = 1.5;
 
 export function completionBuilder(y: Argv) {
-  return y.positional("shell", { type: "string", describe: `${COMPLETION_SHELLS.join(", ")} (default: from $SHELL, else bash)` });
+  return declarePositional(y, "shell", "completion", `${COMPLETION_SHELLS.join(", ")} (default: from $SHELL, else bash)`);
 }
 
 /** `s3x completion [SHELL]`: the script, for the shell named or the user's login shell ($SHELL). */

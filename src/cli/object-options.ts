@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Argv } from "yargs";
 import { UsageError, type Location } from "../plan/location.js";
+import { CANNED_ACLS, declareOptions, type OptionName } from "./option-table.js";
 import type { GrantPermission, RequestSettings, SseCustomerKey, StorageSettings } from "../engine/connection.js";
 
 /**
@@ -33,38 +34,22 @@ export interface ObjectOptionArgs {
   "guess-mime-type"?: boolean;
 }
 
-const CANNED_ACLS = ["private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read", "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write"];
 const SSE_MODES = ["AES256", "aws:kms", "aws:kms:dsse"];
 
+/** The options of what written objects carry, in their help order. */
+export const OBJECT_OPTIONS: readonly OptionName[] = [
+  "metadata-directive", "copy-props", "acl", "cache-control", "content-encoding", "content-disposition", "content-language", "expires",
+  "sse", "sse-kms-key-id", "sse-c", "sse-c-key", "sse-c-copy-source", "sse-c-copy-source-key", "request-payer", "grants", "website-redirect", "guess-mime-type",
+  "force-glacier-transfer", "ignore-glacier-warnings",
+];
+
 export function withObjectOptions<T>(y: Argv<T>) {
-  const group = "Object attributes:";
-  return y
-    .option("metadata-directive", { type: "string", describe: "S3→S3 copies: COPY the source's metadata and headers, or REPLACE them with the ones given (default: REPLACE when any is given)", group })
-    .option("copy-props", { type: "string", describe: "S3→S3 copies: default or metadata-directive: keep the source's Content-Type, Cache-Control, Content-* headers, Expires and metadata where none is given; none: only the ones given (ignored with --metadata-directive)", group })
-    .option("acl", { type: "string", describe: `canned ACL of written objects: ${CANNED_ACLS.join(", ")}`, group })
-    .option("cache-control", { type: "string", describe: "Cache-Control of written objects", group })
-    .option("content-encoding", { type: "string", describe: "Content-Encoding of written objects", group })
-    .option("content-disposition", { type: "string", describe: "Content-Disposition of written objects", group })
-    .option("content-language", { type: "string", describe: "Content-Language of written objects", group })
-    .option("expires", { type: "string", describe: "Expires of written objects (a date, e.g. 2027-01-01T00:00:00Z)", group })
-    .option("sse", { type: "string", describe: "server-side encryption of written objects: AES256 or aws:kms", group })
-    .option("sse-kms-key-id", { type: "string", describe: "KMS key for --sse aws:kms", group })
-    .option("sse-c", { type: "string", describe: "customer-key encryption (SSE-C): AES256, with --sse-c-key", group })
-    .option("sse-c-key", { type: "string", describe: "the 32-byte SSE-C key (or fileb://FILE) to write and read objects with", group })
-    .option("sse-c-copy-source", { type: "string", describe: "S3→S3: the source is SSE-C encrypted: AES256, with --sse-c-copy-source-key", group })
-    .option("sse-c-copy-source-key", { type: "string", describe: "the SSE-C key of the copy's source (or fileb://FILE)", group })
-    .option("request-payer", { type: "string", describe: "requester: confirm you pay for requests to a requester-pays bucket (sent on every request)", group })
-    .option("grants", { type: "string", array: true, describe: "grants on written objects: PERMISSION=GRANTEE, PERMISSION one of read, readacl, writeacl, full (e.g. read=uri=http://acs.amazonaws.com/groups/global/AllUsers)", group })
-    .option("website-redirect", { type: "string", describe: "x-amz-website-redirect-location of written objects", group })
-    .option("guess-mime-type", { type: "boolean", default: true, describe: "Content-Type from the file name; --no-guess-mime-type sends application/octet-stream", group })
-    // aws-cli skips GLACIER objects unless told otherwise; s3x sends the request and reports the server's answer.
-    .option("force-glacier-transfer", { type: "boolean", hidden: true })
-    .option("ignore-glacier-warnings", { type: "boolean", hidden: true });
+  return declareOptions(y, OBJECT_OPTIONS);
 }
 
 /** --request-payer alone, for the commands that read or delete (ls, rm): aws-cli has it on every s3 command. */
-export function withRequestPayerOption<T>(y: Argv<T>) {
-  return y.option("request-payer", { type: "string", describe: "requester: confirm you pay for requests to a requester-pays bucket (sent on every request)" });
+export function withRequestPayerOption<T>(y: Argv<T>, command: "ls" | "rm") {
+  return declareOptions(y, ["request-payer"], command);
 }
 
 /** The headers of --request-payer for commands without object options. */

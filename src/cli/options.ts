@@ -7,12 +7,11 @@ import { parseSize } from "../plan/parts.js";
 import { UsageError } from "../plan/location.js";
 import type { AwsConfig } from "./aws-config.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
-import { DEFAULT_LIST_RANGES } from "../engine/listing.js";
 import { copyAttributeMode, headerAttributes, storageSettings, type ObjectOptionArgs } from "./object-options.js";
+import { declareOptions, type OptionName } from "./option-table.js";
 
 /** Connections assumed per 1 Gbit/s of target throughput (CRT: ~0.4 Gbit/s, ~50 MB/s each). */
 const GBPS_PER_CONNECTION = 0.4;
-const DEFAULT_TARGET_GBPS = 10;
 
 /**
  * Options every command shares, in aws-cli spelling. They are declared once,
@@ -29,44 +28,16 @@ export function withCommonOptions<T>(y: Argv<T>) {
   return declareCommonOptions(y);
 }
 
+/** The shared options, in their help order (the table says what each is: cli/option-table.ts). */
+export const COMMON_OPTIONS: readonly OptionName[] = [
+  "endpoint-url", "region", "profile", "sign-request", "force-path-style", "payload-signing", "ca-bundle", "verify-ssl", "connect-timeout", "read-timeout", "resolve", "dns-server", "max-attempts",
+  "concurrency", "target-throughput", "max-memory", "page-size", "list-ranges",
+  "quiet", "only-show-errors", "progress", "json", "debug",
+  "cli-connect-timeout", "cli-read-timeout", "output", "query", "color", "cli-binary-format", "paginate", "cli-pager", "cli-auto-prompt", "use-accelerate-endpoint",
+];
+
 function declareCommonOptions<T>(y: Argv<T>) {
-  return y
-    .option("endpoint-url", { type: "string", describe: "S3 endpoint URL (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile's endpoint_url or its [services] section's, else AWS)", group: "Connection:" })
-    .option("region", { type: "string", describe: "AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile's, else us-east-1)", group: "Connection:" })
-    .option("profile", { type: "string", describe: "shared config/credentials profile (default: $AWS_PROFILE)", group: "Connection:" })
-    .option("sign-request", { type: "boolean", default: true, describe: "sign requests; --no-sign-request for public buckets", group: "Connection:" })
-    .option("force-path-style", { type: "boolean", describe: "path-style bucket addressing (automatic with --endpoint-url)", group: "Connection:" })
-    .option("payload-signing", { type: "string", describe: "hash upload bodies into the signature: auto (over plain HTTP only, and not once the server has shown it checks the upload checksum; TLS protects the bytes), always, never (UNSIGNED-PAYLOAD, as the CRT does: saves ~0.6 CPU-s per GiB); default $S3X_PAYLOAD_SIGNING or auto", group: "Connection:" })
-    .option("ca-bundle", { type: "string", describe: "PEM file of the CA certificates to verify an https endpoint with, instead of Node's (default $AWS_CA_BUNDLE)", group: "Connection:" })
-    .option("verify-ssl", { type: "boolean", default: true, describe: "verify the TLS certificate of an https endpoint; --no-verify-ssl to skip that", group: "Connection:" })
-    .option("connect-timeout", { type: "number", default: DEFAULT_NET_OPTIONS.connectTimeoutMs / 1000, describe: "seconds to establish a connection", group: "Connection:" })
-    .option("read-timeout", { type: "number", default: DEFAULT_NET_OPTIONS.stallTimeoutMs / 1000, describe: "seconds to wait for a response's first byte, or for more bytes of a response that stalls", group: "Connection:" })
-    .option("resolve", { type: "string", array: true, describe: "use these addresses for HOST instead of DNS: HOST=IP[,IP…] (repeatable)", group: "Connection:" })
-    .option("dns-server", { type: "string", array: true, describe: "ask this DNS server (IP or IP:PORT) for the endpoint's addresses (repeatable)", group: "Connection:" })
-    .option("max-attempts", { type: "number", default: DEFAULT_RETRY_POLICY.maxAttempts, describe: "attempts per request before giving up (retries use full-jitter backoff)", group: "Connection:" })
-    .option("concurrency", { type: "number", describe: "requests in flight at once (default: from --target-throughput)", group: "Performance:" })
-    .option("target-throughput", { type: "number", default: DEFAULT_TARGET_GBPS, describe: "target Gbit/s; sets the default concurrency (~0.4 Gbit/s per connection)", group: "Performance:" })
-    .option("max-memory", { type: "string", default: "1GiB", describe: "most memory held in part buffers at once", group: "Performance:" })
-    .option("page-size", { type: "number", describe: "keys per listing request, 1 to 1000 (default: 1000, the most S3 returns)", group: "Performance:" })
-    .option("list-ranges", { type: "number", default: DEFAULT_LIST_RANGES, describe: "key ranges a recursive listing lists at once (1: page by page)", group: "Performance:" })
-    .option("quiet", { alias: "q", type: "boolean", default: false, describe: "print nothing about the objects, not even failures (the exit status tells)", group: "Output:" })
-    .option("only-show-errors", { type: "boolean", default: false, describe: "print failures only: no per-object lines, summary or progress", group: "Output:" })
-    .option("progress", { type: "boolean", default: true, describe: "progress line on a terminal; --no-progress to hide it", group: "Output:" })
-    .option("json", { type: "boolean", default: false, describe: "print JSON Lines: one per object, then a summary (with per-address stats)", group: "Output:" })
-    .option("debug", { type: "boolean", default: false, describe: "print addresses, health changes and per-address counters on stderr", group: "Output:" })
-    // aws-cli's names for the timeouts (seconds; 0 waits forever): they win over --connect-timeout and --read-timeout.
-    .option("cli-connect-timeout", { type: "number", hidden: true })
-    .option("cli-read-timeout", { type: "number", hidden: true })
-    // aws-cli options that shape aws-cli's own output or prompts: accepted so that scripts run, no effect (docs/aws-cli-options.md).
-    .option("output", { type: "string", hidden: true })
-    .option("query", { type: "string", hidden: true })
-    .option("color", { type: "string", hidden: true })
-    .option("cli-binary-format", { type: "string", hidden: true })
-    .option("paginate", { type: "boolean", hidden: true })
-    .option("cli-pager", { type: "boolean", hidden: true })
-    .option("cli-auto-prompt", { type: "boolean", hidden: true })
-    // Set by the config file's use_accelerate_endpoint (cli/s3-config.ts): S3 Transfer Acceleration on AWS.
-    .option("use-accelerate-endpoint", { type: "boolean", hidden: true });
+  return declareOptions(y, COMMON_OPTIONS);
 }
 
 export interface CommonArgs {
@@ -260,6 +231,9 @@ export type AttributeArgs = ObjectOptionArgs;
 /** The Content-Type of an object whose type is neither given nor known from its name. */
 const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
+/** What a file or key adds to the attributes the command line gives: its guessed Content-Type and, for a file, its mtime. */
+export type AttributesFor = (fileName?: string, mtimeMs?: number) => Promise<ObjectAttributes>;
+
 /**
  * What s3x sets on an object it writes: the given Content-Type or one
  * guessed from the file name (else application/octet-stream, sent on every
@@ -267,37 +241,54 @@ const DEFAULT_CONTENT_TYPE = "application/octet-stream";
  * Complete request, application/xml), the storage class, the headers, ACL
  * and encryption given, the user's metadata and, when known, the file's
  * mtime (as rclone does, so it survives S3's upload time).
+ *
+ * The options are parsed and checked once per run, at the first object
+ * written (a download never reads --metadata), not once per file.
  */
-export async function objectAttributes(args: AttributeArgs, fileName?: string, mtimeMs?: number): Promise<ObjectAttributes> {
-  const guessed = fileName && args["content-type"] === undefined && args["guess-mime-type"] !== false ? await guessContentType(fileName) : false;
-  const metadata = parseMetadata(args.metadata);
-  return {
-    ...storageSettings(args),
-    ...headerAttributes(args),
-    contentType: args["content-type"] ?? (guessed || DEFAULT_CONTENT_TYPE),
-    storageClass: args["storage-class"],
-    metadata: mtimeMs === undefined ? metadata : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
+export function objectAttributesOf(args: AttributeArgs): AttributesFor {
+  let given: ObjectAttributes | undefined;
+  return async (fileName, mtimeMs) => {
+    given ??= attributesGiven(args);
+    const guessed = fileName && args["content-type"] === undefined && args["guess-mime-type"] !== false ? await guessContentType(fileName) : false;
+    const { metadata } = given;
+    return {
+      ...given,
+      contentType: given.contentType ?? (guessed || DEFAULT_CONTENT_TYPE),
+      metadata: mtimeMs === undefined ? (metadata && { ...metadata }) : { ...metadata, mtime: (mtimeMs / 1000).toFixed(3) },
+    };
   };
 }
 
-/**
- * The attributes of an S3→S3 copy to `key`, by copyAttributeMode: none (the
- * source's are copied), every one objectAttributes gives (replaced), or only
- * those on the command line, the source's filling in the rest (merged: no
- * Content-Type is guessed from the key then, as aws-cli guesses none for a copy).
- */
-export async function copyAttributes(args: AttributeArgs, key: string): Promise<{ attributes?: ObjectAttributes; mergeWithSource?: boolean }> {
-  const mode = copyAttributeMode(args);
-  if (mode === "copy") return {};
-  if (mode === "replace") return { attributes: await objectAttributes(args, key) };
-  const given: ObjectAttributes = {
+/** The attributes on the command line alone, parsed and checked. */
+function attributesGiven(args: AttributeArgs): ObjectAttributes {
+  return {
     ...storageSettings(args),
     ...headerAttributes(args),
     contentType: args["content-type"],
     storageClass: args["storage-class"],
     metadata: parseMetadata(args.metadata),
   };
-  return { attributes: given, mergeWithSource: true };
+}
+
+/**
+ * The attributes of an S3→S3 copy to a key, by copyAttributeMode: none (the
+ * source's are copied), every one objectAttributesOf gives (replaced), or only
+ * those on the command line, the source's filling in the rest (merged: no
+ * Content-Type is guessed from the key then, as aws-cli guesses none for a copy).
+ * Parsed once per run, like objectAttributesOf.
+ */
+export function copyAttributesOf(args: AttributeArgs): (key: string) => Promise<{ attributes?: ObjectAttributes; mergeWithSource?: boolean }> {
+  const mode = copyAttributeMode(args);
+  if (mode === "copy") return async () => ({});
+  if (mode === "replace") {
+    const replaced = objectAttributesOf(args);
+    return async (key) => ({ attributes: await replaced(key) });
+  }
+  let given: ObjectAttributes | undefined;
+  return async () => {
+    given ??= attributesGiven(args);
+    return { attributes: { ...given, metadata: given.metadata && { ...given.metadata } }, mergeWithSource: true };
+  };
 }
 
 let contentTypes: Promise<typeof import("mime-types")> | undefined;

@@ -18,6 +18,8 @@ describe("--copy-threshold above 5GiB is a usage error in both forms (real rados
   for (const [form, args] of [
     ["cp", (b: string) => ["cp", `s3://${b}/src/a.txt`, `s3://${b}/dst/a.txt`]],
     ["cp --recursive", (b: string) => ["cp", "--recursive", `s3://${b}/src/`, `s3://${b}/dst/`]],
+    // Checked once per run before anything is planned: a dry run is refused the same way.
+    ["cp --dryrun", (b: string) => ["cp", "--dryrun", `s3://${b}/src/a.txt`, `s3://${b}/dst/a.txt`]],
   ] as const) {
     it(`${form}: exit 2, one line, nothing copied`, async () => {
       const res = await s3x([...args(bucket), "--copy-threshold", "6GiB"]);

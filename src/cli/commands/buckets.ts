@@ -7,6 +7,7 @@ import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { errorCode } from "../errors.js";
 import { Session } from "../session.js";
+import { declareOptions, declarePositional } from "../option-table.js";
 
 export interface MbArgs extends CommonArgs {
   bucket: string;
@@ -18,16 +19,13 @@ export interface RbArgs extends CommonArgs {
 }
 
 export function mbBuilder(y: Argv) {
-  return withCommonOptions(y)
-    .positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to create (in --region)" })
+  return declarePositional(withCommonOptions(y), "bucket", "mb")
     .example("s3x mb s3://my-bucket", "create a bucket")
     .example("s3x mb s3://my-bucket --region eu-west-1", "create it in another region");
 }
 
 export function rbBuilder(y: Argv) {
-  return withCommonOptions(y)
-    .positional("bucket", { type: "string", demandOption: true, describe: "s3://bucket to delete" })
-    .option("force", { type: "boolean", default: false, describe: "first delete every object in the bucket and abort its in-progress multipart uploads" })
+  return declareOptions(declarePositional(withCommonOptions(y), "bucket", "rb"), ["force"], "rb")
     .example("s3x rb s3://my-bucket", "delete an empty bucket")
     .example("s3x rb s3://my-bucket --force", "delete every object in it, then the bucket")
     .group([], "Options:");

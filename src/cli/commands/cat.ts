@@ -1,6 +1,7 @@
 import type { Argv } from "yargs";
 import { keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
+import { declareOptions, declarePositional, defaultOf } from "../option-table.js";
 import { runMany } from "./transfer-set.js";
 import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import type { SetArgs } from "./transfer-options.js";
@@ -14,14 +15,7 @@ export interface CatArgs extends SelectionArgs {
 }
 
 export function catBuilder(y: Argv) {
-  return withManifestOption(withShardOptions(withCommonOptions(y)))
-    .positional("source", { type: "string", describe: "s3://bucket/key, or s3://bucket/prefix/ for every object under it (in listing order); with --from, the prefix the listed keys are relative to" })
-    .option("tar", { type: "boolean", default: false, describe: "write each object as a tar entry (its key as the name), then the end of the archive", group: "Selection:" })
-    .option("include", { type: "string", array: true, describe: "include keys matching this glob (later filters win)", group: "Selection:" })
-    .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)", group: "Selection:" })
-    .option("dryrun", { type: "boolean", default: false, describe: "print what would be written, write nothing", group: "Selection:" })
-    .option("part-size", { type: "string", describe: "part size of the ranged GETs (e.g. 16MiB)", group: "Transfer:" })
-    .option("verify-etag", { type: "boolean", default: false, describe: "check single-part objects against their MD5 ETag", group: "Integrity:" })
+  return declareOptions(declarePositional(withManifestOption(withShardOptions(withCommonOptions(y))), "source", "cat"), ["tar", "include", "exclude", "dryrun", "part-size", "verify-etag"], "cat")
     .example("s3x cat s3://bucket/shards/ | consumer", "every object under a prefix, one after another")
     .example("s3x cat s3://bucket/train/ --tar --shard auto --shuffle 3 | python train.py", "this worker's shard as one tar stream, in epoch 3's order")
     .example("s3x cat --from manifest.json --tar > /tmp/pipe", "the objects a manifest lists, into a named pipe")
@@ -52,10 +46,13 @@ function isPrefix(source: Location & { kind: "s3" }): boolean {
   return source.key === "" || source.key.endsWith("/");
 }
 
-/** What the transfer-set code reads that cat has no option for (cat never uploads). */
+/**
+ * What the transfer-set code reads that cat has no option for (cat never
+ * uploads): the table's defaults, so that they cannot drift from cp's.
+ */
 const CAT_DEFAULTS = {
-  "multipart-threshold": "8MiB",
-  "copy-threshold": "5GiB",
+  "multipart-threshold": defaultOf("multipart-threshold"),
+  "copy-threshold": defaultOf("copy-threshold"),
   "keep-failed-uploads": false,
   resume: false,
   "follow-symlinks": false,

@@ -5,11 +5,12 @@ import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError,
 import { parseSize, uploadPartSize, DEFAULT_PART_SIZE, PlanError } from "../../plan/parts.js";
 import type { AddressStats } from "../../engine/connection.js";
 import { transferObject, type ObjectTransferOptions } from "../../engine/object-transfer.js";
-import { checksumAlgorithmOf, checksumRequested, copyAttributes, objectAttributes } from "../options.js";
+import { checksumAlgorithmOf, checksumRequested, copyAttributesOf, objectAttributesOf } from "../options.js";
 import { Session } from "../session.js";
+import { declareOptions } from "../option-table.js";
 import { runMany } from "./transfer-set.js";
-import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
-import { checkCopyThreshold, checkThreshold, copyCommandOptions, type CpArgs, type SetArgs } from "./transfer-options.js";
+import { checkSelectionOptions, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
+import { checkCopyThreshold, copyCommandOptions, transferSizesOf, type CpArgs, type SetArgs, type TransferSizes } from "./transfer-options.js";
 import { StdoutLines } from "../output.js";
 import { peakRss } from "../peak-rss.js";
 import { outputModeOf, ResultPrinter } from "../results.js";
@@ -20,8 +21,7 @@ import { checkObjectOptions, requestSettings, storageSettings } from "../object-
 export type { CpArgs } from "./transfer-options.js";
 
 export function cpBuilder(y: Argv) {
-  return withManifestOption(withShardOptions(copyCommandOptions(y)))
-    .option("tar", { type: "boolean", default: false, describe: "with --recursive to - (stdout) or a named pipe: each object as a tar entry", group: "Selection:" })
+  return declareOptions(withManifestOption(withShardOptions(copyCommandOptions(y))), ["tar"])
     .example("s3x cp ./a.bin s3://bucket/dir/", "upload a file (key dir/a.bin)")
     .example("s3x cp s3://bucket/shards/0001.tar - | tar x", "stream an object to stdout (nothing else is printed there)")
     .example("s3x cp -r ./data s3://bucket/data/ --exclude '*.tmp' --dryrun", "show what a recursive upload would do")
@@ -52,12 +52,12 @@ export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, arg
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
   if (args.recursive) return runMany(mode, source, dest, args as SetArgs, argv);
-  if (args.shard !== undefined || args.shuffle !== undefined || args["group-by"] !== undefined || args.tar) throw new UsageError("--shard, --shuffle, --group-by and --tar go with --recursive or --from");
-  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
-  const threshold = checkThreshold(args);
+  checkSelectionOptions(args, { command: mode, many: false });
+  const sizes = transferSizesOf(args, dest);
   const toStdout = dest.kind === "stream";
   validatePair(source, dest);
-  if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize); // S3's part limits, before any work
+  // Checked once, before anything is sent (only an S3→S3 copy uses it).
+  const copyThreshold = source.kind === "s3" && dest.kind === "s3" ? checkCopyThreshold(args) : undefined;
   const planned = await plannedCopy(source, dest);
   // aws-cli names each object of a mv "move", whichever way it goes.
   const item: PlannedCopy = mode === "mv" ? { ...planned, action: "move" } : planned;
@@ -69,7 +69,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, arg
   let result: CpResult | undefined;
   let failure: unknown;
   try {
-    const copied: CpResult = await transferObject(session.context, source, dest, transferOptions(session, args, partSize, threshold));
+    const copied: CpResult = await transferObject(session.context, source, dest, transferOptions(session, args, sizes, copyThreshold));
     // mv: the source goes once its copy is complete; a failed removal fails the move.
     if (afterCopy) await afterCopy(session, source, copied);
     copied.addresses = args.json ? await session.connection.addressStats() : undefined;
@@ -160,25 +160,27 @@ function validatePair(source: Location, dest: Location): void {
   }
 }
 
-/** The engine's options for one object, built from the command line when the kind that runs needs them. */
-function transferOptions(session: Session, args: CpArgs, partSize: number | undefined, threshold: number): ObjectTransferOptions {
+/** The engine's options for one object, from the options parsed once per run; the attributes only when the kind that runs needs them. */
+function transferOptions(session: Session, args: CpArgs, sizes: TransferSizes, copyThreshold: number | undefined): ObjectTransferOptions {
+  const { partSize, multipartThreshold } = sizes;
+  const attributesFor = objectAttributesOf(args);
+  const copyAttributesFor = copyAttributesOf(args);
+  const storage = storageSettings(args);
   return {
     partSize,
     resumable: { endpoint: session.endpoint, resume: args.resume },
     download: { resume: args.resume, verifyEtag: args["verify-etag"] },
     uploadOptions: async (contentTypeFrom, mtimeMs) => ({
-      multipartThreshold: threshold,
+      multipartThreshold,
       partSize,
-      attributes: await objectAttributes(args, contentTypeFrom, mtimeMs),
+      attributes: await attributesFor(contentTypeFrom, mtimeMs),
       keepFailedUpload: args["keep-failed-uploads"],
       checksum: checksumAlgorithmOf(args),
       checksumRequested: checksumRequested(args),
     }),
     streamPartSize: () => stdinPartSize(partSize, args["expected-size"]),
-    copyOptions: async (key) => {
-      const copyThreshold = checkCopyThreshold(args);
-      return { partSize, copyThreshold, ...(await copyAttributes(args, key)), storage: storageSettings(args), keepFailedUpload: args["keep-failed-uploads"] };
-    },
+    // Only S3→S3 copies ask, and runCp has checked the threshold for them: the fallback is for the type.
+    copyOptions: async (key) => ({ partSize, copyThreshold: copyThreshold ?? checkCopyThreshold(args), ...(await copyAttributesFor(key)), storage, keepFailedUpload: args["keep-failed-uploads"] }),
   };
 }
 

@@ -5,6 +5,7 @@ import { bucketList } from "../../engine/single-requests.js";
 import { listObjectPages } from "../../engine/listing.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
+import { declareOptions, declarePositional } from "../option-table.js";
 import { requestPayerSettings, withRequestPayerOption } from "../object-options.js";
 
 export interface LsArgs extends CommonArgs {
@@ -17,12 +18,7 @@ export interface LsArgs extends CommonArgs {
 }
 
 export function lsBuilder(y: Argv) {
-  return withRequestPayerOption(withCommonOptions(y))
-    .positional("path", { type: "string", describe: "s3://bucket[/prefix]; no argument lists buckets" })
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "every object under the prefix, not one level" })
-    .option("human-readable", { type: "boolean", default: false, describe: "sizes in KiB, MiB, GiB" })
-    .option("summarize", { type: "boolean", default: false, describe: "print the number of objects and total size" })
-    .option("uploads", { type: "boolean", default: false, describe: "list in-progress multipart uploads under the prefix instead of objects" })
+  return declareOptions(declarePositional(withRequestPayerOption(withCommonOptions(y), "ls"), "path", "ls"), ["recursive", "human-readable", "summarize", "uploads"], "ls")
     .example("s3x ls", "list your buckets")
     .example("s3x ls s3://bucket/dataset/", "one level: objects and PRE lines for sub-prefixes")
     .example("s3x ls s3://bucket/dataset/ --recursive --human-readable --summarize", "every object, sizes in MiB/GiB, and a total")

@@ -3,18 +3,15 @@ import { parseLocation, UsageError } from "../../plan/location.js";
 import { MAX_PRESIGN_SECONDS, presignedGetUrl } from "../../engine/single-requests.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { Session } from "../session.js";
+import { declareOptions, declarePositional } from "../option-table.js";
 
 export interface PresignArgs extends CommonArgs {
   path: string;
   "expires-in": number;
 }
 
-const DEFAULT_EXPIRES_IN = 3600;
-
 export function presignBuilder(y: Argv) {
-  return withCommonOptions(y)
-    .positional("path", { type: "string", demandOption: true, describe: "s3://bucket/key (or bucket/key, as aws-cli)" })
-    .option("expires-in", { type: "number", default: DEFAULT_EXPIRES_IN, describe: `seconds the URL stays valid (at most ${MAX_PRESIGN_SECONDS}, 7 days)` })
+  return declareOptions(declarePositional(withCommonOptions(y), "path", "presign"), ["expires-in"], "presign")
     .example("s3x presign s3://bucket/report.pdf", "a URL valid for an hour")
     .example("s3x presign s3://bucket/model.bin --expires-in 600", "a URL valid for 10 minutes (for curl on a machine without credentials)")
     .group([], "Options:");

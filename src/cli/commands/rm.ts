@@ -6,10 +6,11 @@ import { deleteUnder } from "../../engine/delete.js";
 import { abortUploadsUnder } from "../../engine/uploads.js";
 import { objectExists, removeObject } from "../../engine/single-requests.js";
 import { deleteSet } from "../../engine/set-deletion.js";
-import { manifestBucketsNote, manifestSource, setOrderOf, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
+import { checkSelectionOptions, manifestBucketsNote, manifestSource, setOrderOf, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
 import { withCommonOptions, type CommonArgs } from "../options.js";
 import { DeletionReport } from "../deletions.js";
 import { Session } from "../session.js";
+import { declareOptions, declarePositional } from "../option-table.js";
 import { requestPayerSettings, withRequestPayerOption } from "../object-options.js";
 
 export interface RmArgs extends CommonArgs, SelectionArgs {
@@ -22,14 +23,8 @@ export interface RmArgs extends CommonArgs, SelectionArgs {
 }
 
 export function rmBuilder(y: Argv) {
-  return withManifestOption(withShardOptions(withRequestPayerOption(withCommonOptions(y))))
-    .positional("path", { type: "string", describe: "s3://bucket/key, or s3://bucket/prefix with --recursive; with --from, the prefix the listed keys are relative to" })
-    .option("recursive", { alias: "r", type: "boolean", default: false, describe: "delete every object under the prefix" })
-    .option("include", { type: "string", array: true, describe: "include keys matching this glob (later filters win)" })
-    .option("exclude", { type: "string", array: true, describe: "exclude keys matching this glob (later filters win)" })
-    .option("dryrun", { type: "boolean", default: false, describe: "print what would be deleted, delete nothing" })
-    .option("uploads", { type: "boolean", default: false, describe: "abort in-progress multipart uploads under the prefix instead of deleting objects" })
-    .option("older-than", { type: "string", describe: "with --uploads: only uploads started longer ago than this (30m, 12h, 1d, 2w)" })
+  const shared = withManifestOption(withShardOptions(withRequestPayerOption(withCommonOptions(y), "rm")));
+  return declareOptions(declarePositional(shared, "path", "rm"), ["recursive", "include", "exclude", "dryrun", "uploads", "older-than"], "rm")
     .example("s3x rm s3://bucket/key", "delete one object")
     .example("s3x rm -r s3://bucket/tmp/ --exclude '*.keep' --dryrun", "show what a recursive delete would remove")
     .example("s3x rm -r s3://bucket/ --uploads --older-than 1d", "abort multipart uploads started over a day ago")
@@ -46,8 +41,7 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
   if (args.path === undefined && args.from === undefined) throw new UsageError("rm needs an s3:// URL or --from FILE");
   const loc = args.path !== undefined ? parseLocation(args.path) : undefined;
   if (loc !== undefined && loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
-  // Deleting in groups changes nothing but which worker deletes what: --group-by only means something to a split.
-  if (args["group-by"] !== undefined && args.shard === undefined) throw new UsageError("rm takes --group-by only with --shard (it keeps a stem's objects with one worker)");
+  checkSelectionOptions(args, { command: "rm", many: args.recursive || args.from !== undefined, uploads: args.uploads, recursive: args.recursive });
   if (args.from !== undefined || args.shard !== undefined || args.shuffle !== undefined) return await runRmSet(args, loc, argv);
   if (loc === undefined || args.path === undefined) throw new UsageError("rm needs an s3:// URL");
   const path = args.path;
@@ -83,10 +77,6 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
 
 /** rm --from FILE, rm -r --shard I/N: the set is read whole (engine/set-deletion.ts), then deleted. */
 async function runRmSet(args: RmArgs, loc: Location | undefined, argv: readonly string[]): Promise<number> {
-  if (args.uploads) throw new UsageError("--uploads cannot be combined with --from or --shard");
-  if (args.from === undefined && !args.recursive) throw new UsageError("--shard goes with --recursive (or --from)");
-  if (args.shuffle !== undefined) throw new UsageError("rm does not take --shuffle (the order of deletions changes nothing)");
-  if (args["shard-balance"] !== undefined) throw new UsageError("rm does not take --shard-balance (rm -r --shard splits by a hash of each key, since its workers change the listing)");
   const spec = args.from !== undefined ? await manifestSource(args, loc, false) : loc!;
   const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
   const deletions = new DeletionReport(session);

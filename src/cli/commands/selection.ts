@@ -9,6 +9,7 @@ import type { SetOrder } from "../../plan/set-order.js";
 import { describeShard, flatShard, parseShardOption, SHARD_BALANCES, type ShardBalance } from "../../plan/shard.js";
 import { parseSeed } from "../../plan/shuffle.js";
 import type { SetSourceSpec } from "../../engine/set-executor.js";
+import { declareOptions } from "../option-table.js";
 
 /**
  * Which objects a many-object command takes, beyond a directory or prefix:
@@ -31,19 +32,52 @@ export interface SelectionArgs {
 }
 
 export function withShardOptions<T>(y: Argv<T>) {
-  return y
-    .option("shard", { type: "string", describe: "take shard I of N (0-based, I/N): a split of the objects, the same on every run; auto: I and N from torchrun, Slurm (srun, arrays), Kubernetes Indexed Jobs or MPI. $S3X_WORKER=ID/COUNT splits the shard among DataLoader workers", group: "Selection:" })
-    .option("shard-balance", { type: "string", describe: "what --shard balances between shards: bytes (default: the same transfer time) or count (the same number of objects, within 1, as DDP needs)", group: "Selection:" })
-    .option("shard-count", { type: "number", describe: "with --shard auto under a Kubernetes Indexed Job: the number of completions (default $S3X_SHARD_COUNT)", group: "Selection:" })
-    .option("shuffle", { type: "string", describe: "take the objects in an order given by this seed (the same on every worker; a new seed per epoch), before sharding", group: "Selection:" })
-    .option("group-by", { type: "string", describe: "stem: a sample's objects (WebDataset's 000123.jpg + 000123.cls: the key up to the first dot of its last part) stay together, in key order, through --shard and --shuffle (default: each object on its own)", group: "Selection:" });
+  return declareOptions(y, ["shard", "shard-balance", "shard-count", "shuffle", "group-by"]);
 }
 
 export function withManifestOption<T>(y: Argv<T>) {
-  return y
-    .option("from", { type: "string", describe: "the objects listed in this file (- for stdin): s3:// URLs or keys one per line, a SageMaker manifest, or JSON Lines (augmented manifest)", group: "Selection:" })
-    .option("attribute", { type: "string", describe: "with --from JSON Lines: the attribute that holds each object's URL (default source-ref)", group: "Selection:" })
-    .option("check-manifest", { type: "boolean", describe: "with --from: HEAD every listed object before anything moves, and stop if one is missing (default: each is checked as it is reached)", group: "Selection:" });
+  return declareOptions(y, ["from", "attribute", "check-manifest"]);
+}
+
+/** What the selection rules need to know of the rest of the command line. */
+export interface SelectionUse {
+  command: "cp" | "mv" | "sync" | "cat" | "rm";
+  /** A set of objects: --recursive, --from, sync, cat. */
+  many: boolean;
+  /** sync --delete. */
+  delete?: boolean;
+  /** rm --uploads. */
+  uploads?: boolean;
+  /** rm --recursive. */
+  recursive?: boolean;
+}
+
+/**
+ * How --shard, --shard-count, --shard-balance, --shuffle, --group-by and
+ * --tar go together and with the command: every rule in one place, checked
+ * once per run before anything is read or sent (they were spread over four
+ * files). What each value means is parsed by setOrderOf.
+ */
+export function checkSelectionOptions(args: SelectionArgs, use: SelectionUse): void {
+  if (use.command === "rm") return checkRmSelection(args, use);
+  if (!use.many && (args.shard !== undefined || args.shuffle !== undefined || args["group-by"] !== undefined || args.tar)) throw new UsageError("--shard, --shuffle, --group-by and --tar go with --recursive or --from");
+  if (args.shard === undefined) {
+    if (args["shard-count"] !== undefined) throw new UsageError("--shard-count goes with --shard auto");
+    if (args["shard-balance"] !== undefined) throw new UsageError("--shard-balance goes with --shard");
+  }
+  if (args.shard !== undefined && use.delete) throw new UsageError("sync --delete cannot be combined with --shard: each worker sees only its shard, and would delete the others'; run --delete once without --shard");
+}
+
+/** rm deletes a set (--from, --shard) or a key or prefix; an order or a balance would change nothing. */
+function checkRmSelection(args: SelectionArgs, use: SelectionUse): void {
+  // Deleting in groups changes nothing but which worker deletes what: --group-by only means something to a split.
+  if (args["group-by"] !== undefined && args.shard === undefined) throw new UsageError("rm takes --group-by only with --shard (it keeps a stem's objects with one worker)");
+  if (args["shard-balance"] !== undefined) throw new UsageError("rm does not take --shard-balance (rm -r --shard splits by a hash of each key, since its workers change the listing)");
+  if (args["shard-count"] !== undefined && args.shard === undefined) throw new UsageError("--shard-count goes with --shard auto");
+  if (args.from === undefined && args.shard === undefined && args.shuffle === undefined) return;
+  if (use.uploads) throw new UsageError("--uploads cannot be combined with --from or --shard");
+  if (args.from === undefined && !use.recursive) throw new UsageError("--shard goes with --recursive (or --from)");
+  if (args.shuffle !== undefined) throw new UsageError("rm does not take --shuffle (the order of deletions changes nothing)");
 }
 
 /**
@@ -98,10 +132,6 @@ export function manifestBucketsNote(spec: SetSourceSpec): string | undefined {
  * object and byte counts.
  */
 export function setOrderOf(args: SelectionArgs, filters: FilterSet, note: (line: string) => void, debug?: (line: string) => void): SetOrder | undefined {
-  if (args.shard === undefined) {
-    if (args["shard-count"] !== undefined) throw new UsageError("--shard-count goes with --shard auto");
-    if (args["shard-balance"] !== undefined) throw new UsageError("--shard-balance goes with --shard");
-  }
   if (args.shard === undefined && args.shuffle === undefined && args["group-by"] === undefined) return undefined;
   const groupBy = args["group-by"] !== undefined ? parseGroupBy(args["group-by"]) : undefined;
   const shardBalance = shardBalanceOf(args["shard-balance"]);

@@ -3,14 +3,12 @@ import { parseLocation } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
 import { checkObjectOptions } from "../object-options.js";
 import { runMany } from "./transfer-set.js";
+import { declareOptions } from "../option-table.js";
 import { withShardOptions } from "./selection.js";
 import { transferOptions, withSetOptions, type SetArgs } from "./transfer-options.js";
 
 export function syncBuilder(y: Argv) {
-  return withShardOptions(withSetOptions(transferOptions(withCommonOptions(y))))
-    .option("delete", { type: "boolean", default: false, describe: "delete destination files that are not in the source (never ones the filters exclude)", group: "Selection:" })
-    .option("size-only", { type: "boolean", default: false, describe: "copy only when sizes differ", group: "Selection:" })
-    .option("exact-timestamps", { type: "boolean", default: false, describe: "accepted for aws-cli; downloads already copy when the times differ at all", group: "Selection:" })
+  return declareOptions(withShardOptions(withSetOptions(transferOptions(withCommonOptions(y)))), ["delete", "size-only", "exact-timestamps"])
     .example("s3x sync ./dataset s3://bucket/dataset/", "upload what is missing or changed")
     .example("s3x sync s3://bucket/dataset/ ./dataset --delete --dryrun", "show what a mirroring download would copy and delete")
     .example("s3x sync s3://bucket/a/ s3://bucket/b/ --exclude '*' --include '*.json'", "copy only the .json objects between prefixes");

@@ -2,17 +2,17 @@ import { resolve } from "node:path";
 import { compileFilters, filtersFromArgv } from "../../plan/filters.js";
 import { asDirectoryPrefix } from "../../plan/keys.js";
 import { formatLocation, UsageError, type Location } from "../../plan/location.js";
-import { formatSize, parseSize, uploadPartSize } from "../../plan/parts.js";
+import { formatSize } from "../../plan/parts.js";
 import type { SetRules } from "../../plan/set-plan.js";
 import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/batch.js";
 import { openSet, StreamStoppedError, type SetOptions, type SetRun, type SetSourceSpec, type StreamProgress } from "../../engine/set-executor.js";
-import { checksumAlgorithmOf, checksumRequested, copyAttributes, objectAttributes } from "../options.js";
-import { copyAttributeMode, requestSettings, storageSettings } from "../object-options.js";
+import { checksumAlgorithmOf, checksumRequested, copyAttributesOf, objectAttributesOf } from "../options.js";
+import { requestSettings, storageSettings } from "../object-options.js";
 import { endsTheRun, ExitCode, isBrokenPipe } from "../errors.js";
 import { Session } from "../session.js";
 import { peakRss } from "../peak-rss.js";
-import { checkCopyThreshold, checkThreshold, type SetArgs } from "./transfer-options.js";
-import { manifestBucketsNote, manifestSource, setOrderOf, type SelectionArgs } from "./selection.js";
+import { checkCopyThreshold, transferSizesOf, type SetArgs, type TransferSizes } from "./transfer-options.js";
+import { checkSelectionOptions, manifestBucketsNote, manifestSource, setOrderOf, type SelectionArgs } from "./selection.js";
 
 export type { SetArgs } from "./transfer-options.js";
 
@@ -34,12 +34,10 @@ export type SetMode = "cp" | "sync" | "mv" | "cat";
  * (`base`, if given, is the prefix its keys are relative to).
  */
 export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, dest: Location, args: SetArgs & SelectionArgs, argv: readonly string[]): Promise<number> {
-  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
-  checkThreshold(args);
-  if (partSize !== undefined && dest.kind === "s3") uploadPartSize(0, partSize);
+  const sizes = transferSizesOf(args, dest);
   if (source?.kind === "stream") throw new UsageError(`${mode} cannot read many objects from - (stdin)`);
   if (dest.kind === "stream" && mode !== "cp" && mode !== "cat") throw new UsageError(`${mode} cannot write many objects to - (stdout); use cp --recursive or cat`);
-  if (args.shard !== undefined && args.delete) throw new UsageError("sync --delete cannot be combined with --shard: each worker sees only its shard, and would delete the others'; run --delete once without --shard");
+  checkSelectionOptions(args, { command: mode, many: true, delete: args.delete });
   if (args.from !== undefined && source?.kind === "named") throw new UsageError("--from names the objects: give no other source");
   const spec: SetSourceSpec = args.from !== undefined ? await manifestSource(args, source as Location | undefined, dest.kind !== "stream") : source ?? failNoSource(mode);
   const toStream = dest.kind === "stream";
@@ -47,7 +45,7 @@ export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, 
   try {
     const note = manifestBucketsNote(spec);
     if (note !== undefined) session.printer.note(note);
-    return await runTransferSet(mode, session, spec, dest, args, argv);
+    return await runTransferSet(mode, session, spec, dest, args, argv, sizes);
   } finally {
     await session.close();
   }
@@ -63,7 +61,7 @@ function failNoSource(mode: SetMode): never {
  * --delete), engine/set-executor.ts does it while the walk or listing
  * streams. Returns the exit status: 1 when any object failed.
  */
-export async function runTransferSet(mode: SetMode, session: Session, source: SetSourceSpec, dest: Location, args: SetArgs & SelectionArgs, argv: readonly string[]): Promise<number> {
+export async function runTransferSet(mode: SetMode, session: Session, source: SetSourceSpec, dest: Location, args: SetArgs & SelectionArgs, argv: readonly string[], sizes: TransferSizes): Promise<number> {
   const ctx = session.context;
   const toStream = dest.kind === "stream";
   let set: SetRun | undefined;
@@ -85,7 +83,7 @@ export async function runTransferSet(mode: SetMode, session: Session, source: Se
     delete: sync && args.delete === true,
     dryrun: args.dryrun,
   };
-  const options = setOptions(mode, session, args, copying);
+  const options = setOptions(mode, session, args, copying, sizes);
   options.order = setOrderOf(args, filters, (line) => session.printer.note(line), session.context.debug);
   if (toStream) options.framing = args.tar ? "tar" : "raw";
   else if (args.tar) throw new UsageError("--tar goes with a stream destination (cat, or cp --recursive to -)");
@@ -214,11 +212,10 @@ function summaryText(mode: SetMode, summary: BatchSummary, reporter: Reporter, s
  * they always were (a wrong --checksum-algorithm is reported before a wrong
  * direction), the copy threshold only for S3→S3 copies.
  */
-function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boolean): SetOptions {
-  copyAttributeMode(args); // checked before anything is sent
+function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boolean, sizes: TransferSizes): SetOptions {
+  const copyAttributesFor = copyAttributesOf(args); // checked before anything is sent
   const storage = storageSettings(args);
-  const partSize = args["part-size"] !== undefined ? parseSize(args["part-size"]) : undefined;
-  const multipartThreshold = parseSize(args["multipart-threshold"]);
+  const { partSize, multipartThreshold } = sizes;
   const checksum = checksumAlgorithmOf(args);
   return {
     move: mode === "mv",
@@ -233,7 +230,7 @@ function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boo
     resume: args.resume,
     verifyEtag: args["verify-etag"],
     dryrun: args.dryrun,
-    uploadAttributes: (relativePath, mtimeMs) => objectAttributes(args, relativePath, mtimeMs),
-    copyAttributes: async (key) => ({ ...(await copyAttributes(args, key)), storage }),
+    uploadAttributes: objectAttributesOf(args),
+    copyAttributes: async (key) => ({ ...(await copyAttributesFor(key)), storage }),
   };
 }
