@@ -152,7 +152,7 @@ describe("working files and local directories (integration, real radosgw)", func
         onSpawn: (child) => {
           child.stdin!.end();
           void (async () => {
-            while (!proxy.holding) await new Promise((r) => setTimeout(r, 20));
+            await proxy.whenHolding();
             const names = (await readdir(out)).sort();
             modes = await Promise.all(names.map(async (n) => `${n.replace(/[0-9a-f]{8}/, "X")} ${((await stat(join(out, n))).mode & 0o777).toString(8)}`));
             proxy.setRate(0);

@@ -32,6 +32,8 @@ export interface ThrottleProxy {
   release(): void;
   /** Whether holdAfter's bytes have all been relayed (the transfer is held now). */
   readonly holding: boolean;
+  /** Resolves once a chunk is held back: the transfer is stopped at holdAfter's point. */
+  whenHolding(): Promise<void>;
   resets: number;
   /** Connections accepted so far. */
   connections: number;
@@ -48,6 +50,7 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
   /** Bytes still to relay before holding (undefined: never hold). */
   let holdBudget: number | undefined;
   const held: (() => void)[] = [];
+  const holdWaiters: (() => void)[] = [];
 
   const server: Server = createServer((client) => {
     const upstream = connect(targetPort, targetHost);
@@ -68,6 +71,7 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
               from.resume();
               onData(chunk);
             });
+            for (const wake of holdWaiters.splice(0)) wake();
             return;
           }
           holdBudget -= chunk.length;
@@ -141,6 +145,7 @@ export async function startThrottleProxy(targetHost: string, targetPort: number,
     get holding() {
       return holdBudget !== undefined && holdBudget <= 0;
     },
+    whenHolding: () => (held.length > 0 ? Promise.resolve() : new Promise<void>((resolve) => holdWaiters.push(resolve))),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
