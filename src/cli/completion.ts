@@ -5,6 +5,7 @@ import type { TransferContext } from "../engine/context.js";
 import { UsageError } from "../plan/location.js";
 import { withCommonOptions, type CommonArgs } from "./options.js";
 import { declarePositional } from "./option-table.js";
+import { resolveOptionSources, resolveRunOptions, type OptionSources } from "./resolve-options.js";
 import { Session } from "./session.js";
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from "./completion-scripts.js";
 
@@ -190,7 +191,8 @@ function optionsOf(builders: ((y: Argv) => unknown)[]): OfferedOptions {
  * takes longer than REMOTE_BUDGET_MS offers nothing.
  */
 async function remoteCandidates(word: string, typed: string[]): Promise<string[]> {
-  const session = await Session.open(argsForListing(typed), { progressAllowed: false });
+  const { args, sources } = await argsForListing(typed);
+  const session = await Session.open(await resolveRunOptions(args, sources), { progressAllowed: false });
   let timer: NodeJS.Timeout | undefined;
   const budget = new Promise<string[]>((resolve) => {
     timer = setTimeout(() => {
@@ -227,15 +229,17 @@ async function listMatching(ctx: TransferContext, word: string): Promise<string[
  * --region, --no-sign-request…), everything else as `ls` defaults it, with
  * timeouts that fit in the completion's budget and nothing printed.
  */
-function argsForListing(typed: string[]): CommonArgs {
+async function argsForListing(typed: string[]): Promise<{ args: CommonArgs; sources: OptionSources }> {
   const parsed = withCommonOptions(yargs())
     .parserConfiguration({ "greedy-arrays": false, "camel-case-expansion": false })
     .help(false)
     .version(false)
     .exitProcess(false)
-    .parseSync(typed) as unknown as CommonArgs;
-  return {
-    ...parsed,
+    .parseSync(typed) as Record<string, unknown>;
+  // The environment and the config file count as for a command ($AWS_CA_BUNDLE, the s3 = section); the budget's settings win.
+  const sources = await resolveOptionSources(parsed, typed);
+  const args: CommonArgs = {
+    ...(parsed as unknown as CommonArgs),
     "connect-timeout": REMOTE_CONNECT_TIMEOUT_S,
     "read-timeout": REMOTE_READ_TIMEOUT_S,
     "cli-connect-timeout": undefined,
@@ -248,4 +252,5 @@ function argsForListing(typed: string[]): CommonArgs {
     progress: false,
     json: false,
   };
+  return { args, sources };
 }

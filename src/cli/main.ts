@@ -11,10 +11,10 @@ import { mbBuilder, rbBuilder, runMb, runRb, type MbArgs, type RbArgs } from "./
 import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
 import { packageVersion } from "./version.js";
-import { withCommonOptions } from "./options.js";
+import { withCommonOptions, type CommonArgs } from "./options.js";
 import { explainUsageError } from "./usage.js";
 import { commandFirst } from "./argv-order.js";
-import { applyS3Settings, readS3Settings } from "./s3-config.js";
+import { resolveOptionSources, resolveRunOptions, type OptionSources, type RunOptions } from "./resolve-options.js";
 import { complete, COMPLETE_REQUEST, completionBuilder, runCompletion } from "./completion.js";
 
 /** Each command's option builder, for what needs every command's options: completion, options typed before the command. */
@@ -27,6 +27,9 @@ const COMMAND_BUILDERS = { cp: cpBuilder, mv: mvBuilder, sync: syncBuilder, ls: 
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = ExitCode.ok;
   let commandLine = "";
+  let sources: OptionSources = { origins: new Map(), debugLines: [] };
+  /** The run's shared options, typed and checked (once the command line is known, so that an error names it). */
+  const runOptions = (args: object): Promise<RunOptions> => resolveRunOptions(args as unknown as CommonArgs, sources);
   // yargs-parser reads a lone "-" as an empty option; s3x means stdin/stdout by it.
   // The shared options are known before the command too, as aws-cli users
   // type them (`s3x --endpoint-url URL ls`): otherwise `--quiet ls` would
@@ -45,7 +48,7 @@ export async function main(argv: string[]): Promise<number> {
       async (args) => {
         const cpArgs = args as unknown as CpArgs;
         commandLine = `cp ${cpArgs.source} ${cpArgs.destination ?? ""}`.trim();
-        exitCode = await runCp(cpArgs, argv);
+        exitCode = await runCp(cpArgs, await runOptions(cpArgs), argv);
       },
     )
     .command(
@@ -55,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
       async (args) => {
         const mvArgs = args as unknown as CpArgs;
         commandLine = `mv ${mvArgs.source} ${mvArgs.destination}`;
-        exitCode = await runMv(mvArgs, argv);
+        exitCode = await runMv(mvArgs, await runOptions(mvArgs), argv);
       },
     )
     .command(
@@ -65,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
       async (args) => {
         const syncArgs = args as unknown as SetArgs;
         commandLine = `sync ${syncArgs.source} ${syncArgs.destination}`;
-        exitCode = await runSync(syncArgs, argv);
+        exitCode = await runSync(syncArgs, await runOptions(syncArgs), argv);
       },
     )
     .command(
@@ -74,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) => lsBuilder(y),
       async (args) => {
         commandLine = `ls ${args.path ?? ""}`.trim();
-        exitCode = await runLs(args as unknown as LsArgs);
+        exitCode = await runLs(args as unknown as LsArgs, await runOptions(args));
       },
     )
     .command(
@@ -83,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) => rmBuilder(y),
       async (args) => {
         commandLine = `rm ${args.path ?? ""}`.trim();
-        exitCode = await runRm(args as unknown as RmArgs, argv);
+        exitCode = await runRm(args as unknown as RmArgs, await runOptions(args), argv);
       },
     )
     .command(
@@ -92,7 +95,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) => mbBuilder(y),
       async (args) => {
         commandLine = `mb ${args.bucket}`;
-        exitCode = await runMb(args as unknown as MbArgs);
+        exitCode = await runMb(args as unknown as MbArgs, await runOptions(args));
       },
     )
     .command(
@@ -101,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) => rbBuilder(y),
       async (args) => {
         commandLine = `rb ${args.bucket}`;
-        exitCode = await runRb(args as unknown as RbArgs);
+        exitCode = await runRb(args as unknown as RbArgs, await runOptions(args));
       },
     )
     .command(
@@ -110,7 +113,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) => presignBuilder(y),
       async (args) => {
         commandLine = `presign ${args.path}`;
-        exitCode = await runPresign(args as unknown as PresignArgs);
+        exitCode = await runPresign(args as unknown as PresignArgs, await runOptions(args));
       },
     )
     .command(
@@ -119,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) => catBuilder(y),
       async (args) => {
         commandLine = `cat ${args.source ?? ""}`.trim();
-        exitCode = await runCat(args as unknown as CatArgs, argv);
+        exitCode = await runCat(args as unknown as CatArgs, await runOptions(args), argv);
       },
     )
     // `s3x completion >> ~/.bashrc`: tab completion of commands, options and S3 URLs (cli/completion.ts).
@@ -139,11 +142,10 @@ export async function main(argv: string[]): Promise<number> {
     .middleware((args) => {
       for (const [name, value] of Object.entries(args)) if (value === STDIO_ARG) args[name] = "-";
     }, true)
-    // aws-cli's transfer settings in the config file (`s3 =` of the profile); flags win (cli/s3-config.ts).
+    // Every option not on the command line from its environment variable or the config file's
+    // `s3 =` section, as the table says (cli/resolve-options.ts): before any command reads one.
     .middleware(async (args) => {
-      const profile = (typeof args.profile === "string" && args.profile) || process.env.AWS_PROFILE || "default";
-      const lines = applyS3Settings(args, await readS3Settings(profile), argv, profile);
-      if (args.debug) for (const line of lines) process.stderr.write(`s3x: debug: ${line}\n`);
+      sources = await resolveOptionSources(args, argv);
     })
     .demandCommand(1, "name a command")
     .strict()

@@ -29,6 +29,12 @@ export interface OptionSpec {
   env?: string[];
   /** The config file's `s3 =` setting that gives the value when the flag is absent (cli/s3-config.ts). */
   config?: string;
+  /**
+   * The module that resolves the option's other sources itself, where they
+   * depend on more than the option (the profile, --shard auto); otherwise
+   * cli/resolve-options.ts applies `env` and `config` for it.
+   */
+  resolvedBy?: "cli/aws-config.ts" | "plan/shard.ts";
   /** Help text of the commands that word the option for themselves (rm's --dryrun deletes, cat's writes). */
   byCommand?: Partial<Record<CommandName, { describe: string; group?: string }>>;
 }
@@ -58,9 +64,9 @@ const REQUEST_PAYER = "requester: confirm you pay for requests to a requester-pa
 
 export const OPTION_TABLE = {
   // Options every command shares (cli/options.ts declares them before the commands).
-  "endpoint-url": { type: "string", describe: "S3 endpoint URL (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile's endpoint_url or its [services] section's, else AWS)", group: CONNECTION, aws: AWS, env: ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"] },
-  region: { type: "string", describe: "AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile's, else us-east-1)", group: CONNECTION, aws: AWS, env: ["AWS_REGION", "AWS_DEFAULT_REGION"] },
-  profile: { type: "string", describe: "shared config/credentials profile (default: $AWS_PROFILE)", group: CONNECTION, aws: AWS, env: ["AWS_PROFILE"] },
+  "endpoint-url": { type: "string", describe: "S3 endpoint URL (default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, the profile's endpoint_url or its [services] section's, else AWS)", group: CONNECTION, aws: AWS, env: ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"], resolvedBy: "cli/aws-config.ts" },
+  region: { type: "string", describe: "AWS region (default: $AWS_REGION, $AWS_DEFAULT_REGION, the profile's, else us-east-1)", group: CONNECTION, aws: AWS, env: ["AWS_REGION", "AWS_DEFAULT_REGION"], resolvedBy: "cli/aws-config.ts" },
+  profile: { type: "string", describe: "shared config/credentials profile (default: $AWS_PROFILE)", group: CONNECTION, aws: AWS, env: ["AWS_PROFILE"], resolvedBy: "cli/aws-config.ts" },
   "sign-request": { type: "boolean", default: true, describe: "sign requests; --no-sign-request for public buckets", group: CONNECTION, aws: "aws-cli's --no-sign-request" },
   "force-path-style": { type: "boolean", describe: "path-style bucket addressing (automatic with --endpoint-url)", group: CONNECTION, aws: OWN + " (aws-cli: addressing_style = path)", config: "addressing_style" },
   "payload-signing": { type: "string", describe: "hash upload bodies into the signature: auto (over plain HTTP only, and not once the server has shown it checks the upload checksum; TLS protects the bytes), always, never (UNSIGNED-PAYLOAD, as the CRT does: saves ~0.6 CPU-s per GiB); default $S3X_PAYLOAD_SIGNING or auto", group: CONNECTION, aws: OWN + " (aws-cli: payload_signing_enabled)", env: ["S3X_PAYLOAD_SIGNING"], config: "payload_signing_enabled" },
@@ -140,7 +146,7 @@ export const OPTION_TABLE = {
   recursive: { type: "boolean", aliases: ["r"], default: false, describe: "copy every object under a directory or prefix", group: SELECTION, aws: AWS, byCommand: { ls: { describe: "every object under the prefix, not one level" }, rm: { describe: "delete every object under the prefix" } } },
   shard: { type: "string", describe: "take shard I of N (0-based, I/N): a split of the objects, the same on every run; auto: I and N from torchrun, Slurm (srun, arrays), Kubernetes Indexed Jobs or MPI. $S3X_WORKER=ID/COUNT splits the shard among DataLoader workers", group: SELECTION, aws: OWN },
   "shard-balance": { type: "string", describe: "what --shard balances between shards: bytes (default: the same transfer time) or count (the same number of objects, within 1, as DDP needs)", group: SELECTION, aws: OWN },
-  "shard-count": { type: "number", describe: "with --shard auto under a Kubernetes Indexed Job: the number of completions (default $S3X_SHARD_COUNT)", group: SELECTION, aws: OWN, env: ["S3X_SHARD_COUNT"] },
+  "shard-count": { type: "number", describe: "with --shard auto under a Kubernetes Indexed Job: the number of completions (default $S3X_SHARD_COUNT)", group: SELECTION, aws: OWN, env: ["S3X_SHARD_COUNT"], resolvedBy: "plan/shard.ts" },
   shuffle: { type: "string", describe: "take the objects in an order given by this seed (the same on every worker; a new seed per epoch), before sharding", group: SELECTION, aws: OWN },
   "group-by": { type: "string", describe: "stem: a sample's objects (WebDataset's 000123.jpg + 000123.cls: the key up to the first dot of its last part) stay together, in key order, through --shard and --shuffle (default: each object on its own)", group: SELECTION, aws: OWN },
   from: { type: "string", describe: "the objects listed in this file (- for stdin): s3:// URLs or keys one per line, a SageMaker manifest, or JSON Lines (augmented manifest)", group: SELECTION, aws: OWN },

@@ -11,20 +11,16 @@ import { UsageError } from "../plan/location.js";
  *     multipart_chunksize = 64MB
  *
  * Each setting becomes the s3x option of the same meaning unless that option
- * is on the command line (flags win, as in aws-cli). The table below is the
- * whole mapping; docs/aws-cli-options.md repeats it for users.
+ * is on the command line or in its environment variable (aws-cli's order;
+ * cli/resolve-options.ts applies it). The table below is the whole mapping;
+ * docs/aws-cli-options.md repeats it for users.
  */
-
-/** The parsed command line, as yargs hands it to a command: option name → value. */
-type ParsedArgs = Record<string, unknown>;
 
 interface Mapping {
   /** The s3x option the setting stands for (undefined: accepted, no effect). */
   option?: string;
-  /** The option's value from the setting's text; throws on a value aws-cli would refuse too. */
-  value?: (text: string, where: string) => unknown;
-  /** An environment variable of s3x's that sets the same option: it wins over the file, as a flag does. */
-  envVar?: string;
+  /** The option's value from the setting's text (undefined: leave the option as it is); throws on a value aws-cli would refuse too. */
+  value?: (text: string, where: string) => string | number | boolean | undefined;
 }
 
 const SIZE = /^\s*\d+(\.\d+)?\s*([kmgt]i?b?)?\s*$/i;
@@ -61,7 +57,7 @@ export const S3_CONFIG_SETTINGS: Record<string, Mapping> = {
     },
   },
   // true: hash every upload body into the signature, also over https; false is s3x's default (auto).
-  payload_signing_enabled: { option: "payload-signing", value: (text, where) => (flag(text, where) ? "always" : undefined), envVar: "S3X_PAYLOAD_SIGNING" },
+  payload_signing_enabled: { option: "payload-signing", value: (text, where) => (flag(text, where) ? "always" : undefined) },
   use_accelerate_endpoint: { option: "use-accelerate-endpoint", value: flag },
   // Accepted, no effect: s3x's queue is bounded by --max-memory; s3x has one transfer client.
   max_queue_size: {},
@@ -79,41 +75,4 @@ export async function readS3Settings(profile: string, env: NodeJS.ProcessEnv = p
   // The SDK's parser files an indented sub-section's keys as "s3.KEY".
   for (const [key, value] of Object.entries(section)) if (key.startsWith("s3.") && value !== undefined) settings[key.slice(3)] = value;
   return settings;
-}
-
-/**
- * Sets each option a setting maps to, unless it was typed on the command line
- * (`typed`: the words as given). Returns one line per setting, for --debug.
- */
-export function applyS3Settings(args: ParsedArgs, settings: Record<string, string>, typed: readonly string[], profile: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const lines: string[] = [];
-  for (const [name, text] of Object.entries(settings)) {
-    const mapping = S3_CONFIG_SETTINGS[name];
-    const where = `${name} in [${profile === "default" ? "default" : `profile ${profile}`}] s3`;
-    if (!mapping) {
-      lines.push(`${where}: not an s3 transfer setting s3x knows, ignored`);
-      continue;
-    }
-    if (!mapping.option || !mapping.value) {
-      lines.push(`${where}: accepted, no effect in s3x`);
-      continue;
-    }
-    const value = mapping.value(text, where);
-    if (typedOnCommandLine(typed, mapping.option)) {
-      lines.push(`${where}: --${mapping.option} on the command line wins`);
-      continue;
-    }
-    if (mapping.envVar && env[mapping.envVar]) {
-      lines.push(`${where}: $${mapping.envVar} wins`);
-      continue;
-    }
-    if (value === undefined) continue;
-    args[mapping.option] = value;
-    lines.push(`${where} = ${text}: --${mapping.option} ${String(value)}`);
-  }
-  return lines;
-}
-
-function typedOnCommandLine(typed: readonly string[], option: string): boolean {
-  return typed.some((word) => word === `--${option}` || word.startsWith(`--${option}=`) || word === `--no-${option}`);
 }

@@ -1,13 +1,13 @@
 import { defaultMaxListeners, setMaxListeners } from "node:events";
 import { connect, type RequestSettings, type S3Connection } from "../engine/connection.js";
 import { createContext, type TransferContext } from "../engine/context.js";
-import type { RetryPolicy } from "../engine/retry.js";
-import { concurrencyOf, listRangesOf, maxMemoryOf, pageSizeOf, retryPolicy, s3Settings, type CommonArgs } from "./options.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
+import { RetryPacer } from "../engine/pacer.js";
 import { InterruptError } from "./errors.js";
-import { resolveAwsConfig, type AwsConfig } from "./aws-config.js";
 import { StdoutLines } from "./output.js";
 import { ProgressDisplay } from "./progress.js";
-import { outputModeOf, ResultPrinter } from "./results.js";
+import { ResultPrinter } from "./results.js";
+import type { RunOptions } from "./resolve-options.js";
 
 /** Abort listeners on the command's signal per connection allowed before Node warns of a leak. */
 const LISTENERS_PER_CONNECTION = 8;
@@ -51,23 +51,22 @@ export class Session {
   /** The S3 endpoint URL the run talks to; undefined for AWS's own. */
   readonly endpointUrl: string | undefined;
 
-  /** Resolves the aws configuration (profile, region, endpoint: cli/aws-config), then opens the session. */
-  static async open(args: CommonArgs, options: SessionOptions): Promise<Session> {
-    return new Session(args, await resolveAwsConfig(args), options);
+  /** Opens the session of a run whose options are resolved (cli/resolve-options). */
+  static async open(run: RunOptions, options: SessionOptions): Promise<Session> {
+    return new Session(run, options);
   }
 
-  private constructor(readonly args: CommonArgs, config: AwsConfig, options: SessionOptions) {
-    const concurrency = concurrencyOf(args);
-    const maxMemory = maxMemoryOf(args);
-    const listPageSize = pageSizeOf(args);
-    const listRanges = listRangesOf(args);
-    const retry = retryPolicy(args);
+  private constructor(readonly options: RunOptions, sessionOptions: SessionOptions) {
+    const { concurrency, maxMemory, listPageSize, listRanges, aws: config } = options;
+    // One pacer per run, shared by all its requests (one endpoint per run).
+    const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: options.maxAttempts, pacer: new RetryPacer() };
     this.retry = retry;
-    const mode = outputModeOf(args);
-    const showBar = options.progressAllowed && args.progress && (mode === "normal" || mode === "json") && process.stderr.isTTY === true;
+    const mode = options.output.mode;
+    const showBar = sessionOptions.progressAllowed && options.output.progress && (mode === "normal" || mode === "json") && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
-    const debug = args.debug ? (line: string) => this.progress.interrupt(() => process.stderr.write(`s3x: debug: ${line}\n`)) : undefined;
-    const settings = s3Settings(args, config, concurrency, debug, options.requests);
+    const debug = options.output.debug ? (line: string) => this.progress.interrupt(() => process.stderr.write(`s3x: debug: ${line}\n`)) : undefined;
+    const settings = { ...options.connection, net: { ...options.connection.net, debug }, requests: sessionOptions.requests };
+    for (const line of options.sources.debugLines) debug?.(line);
     debug?.(`region ${config.region} (${config.regionSource}), endpoint ${config.endpointUrl ? `${config.endpointUrl} (${config.endpointSource})` : "AWS"}${config.profile ? `, profile ${config.profile}` : ""}`);
     this.endpointUrl = settings.endpointUrl;
     this.endpoint = settings.endpointUrl ?? "aws";
@@ -77,7 +76,7 @@ export class Session {
       this.debugTimer = setInterval(() => void this.printAddressStats(debug), 1_000);
       this.debugTimer.unref();
     }
-    this.printer = new ResultPrinter(this, mode, options.jsonToStderr === true);
+    this.printer = new ResultPrinter(this, mode, sessionOptions.jsonToStderr === true);
     this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug,
       notify: (message) => {
         if (mode !== "quiet") this.progress.interrupt(() => process.stderr.write(`s3x: ${message}\n`));

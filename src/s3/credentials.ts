@@ -62,12 +62,13 @@ function sourceOf(name: string, profiles: Profiles): Source {
 
 /**
  * Wraps the client's credential provider (`sdkChain`) for the profile the
- * command uses (`profile`, else $AWS_PROFILE, else "default"), so that its
+ * command uses (`profile`, as cli/aws-config resolved it from --profile or
+ * $AWS_PROFILE; else "default"), so that its
  * failures name the profile and the provider. Reads the shared files
  * ($AWS_CONFIG_FILE, $AWS_SHARED_CREDENTIALS_FILE) once, on first use.
  */
 export function explainedCredentials(sdkChain: CredentialProvider, profile: string | undefined, env: NodeJS.ProcessEnv = process.env): CredentialProvider {
-  const name = profile ?? (env.AWS_PROFILE || "default");
+  const name = profile ?? "default";
   let provider: Promise<CredentialProvider> | undefined;
   const resolve = async (): Promise<CredentialProvider> => {
     const files = await loadSharedConfigFiles({ configFilepath: env.AWS_CONFIG_FILE || undefined, filepath: env.AWS_SHARED_CREDENTIALS_FILE || undefined });

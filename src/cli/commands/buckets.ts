@@ -1,3 +1,4 @@
+import type { RunOptions } from "../resolve-options.js";
 import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
 import { deleteUnder } from "../../engine/delete.js";
@@ -40,9 +41,9 @@ function bucketOf(command: string, arg: string): string {
 }
 
 /** `s3x mb s3://bucket`: creates a bucket, as `aws s3 mb`. */
-export async function runMb(args: MbArgs): Promise<number> {
+export async function runMb(args: MbArgs, run: RunOptions): Promise<number> {
   const bucket = bucketOf("mb", args.bucket);
-  const session = await Session.open(args, { progressAllowed: false });
+  const session = await Session.open(run, { progressAllowed: false });
   const ctx = session.context;
   try {
     await makeBucket(ctx, bucket).catch((err: unknown) => {
@@ -63,9 +64,9 @@ export async function runMb(args: MbArgs): Promise<number> {
  * --force it first deletes every object (one line each, as rm -r) and aborts
  * in-progress multipart uploads; if any of that fails the bucket is kept.
  */
-export async function runRb(args: RbArgs): Promise<number> {
+export async function runRb(args: RbArgs, run: RunOptions): Promise<number> {
   const bucket = bucketOf("rb", args.bucket);
-  const session = await Session.open(args, { progressAllowed: false });
+  const session = await Session.open(run, { progressAllowed: false });
   const ctx = session.context;
   try {
     if (args.force) {

@@ -1,3 +1,4 @@
+import type { RunOptions } from "../resolve-options.js";
 import type { Argv } from "yargs";
 import { keyBaseName, parseLocation, UsageError, type Location } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
@@ -28,17 +29,17 @@ export function catBuilder(y: Argv) {
  * A prefix, a manifest and one object all go the same way: --tar, --shard
  * and --shuffle apply to each.
  */
-export async function runCat(args: CatArgs, argv: readonly string[]): Promise<number> {
+export async function runCat(args: CatArgs, run: RunOptions, argv: readonly string[]): Promise<number> {
   const source = args.source !== undefined ? parseLocation(args.source) : undefined;
   if (source !== undefined && source.kind !== "s3") throw new UsageError(`cat reads s3:// objects, got "${args.source}"`);
   if (source === undefined && args.from === undefined) throw new UsageError("cat needs an s3:// URL or --from FILE");
   const setArgs = { ...CAT_DEFAULTS, ...args } as SetArgs & SelectionArgs;
   const dest: Location = { kind: "stream" };
-  if (args.from !== undefined || isPrefix(source!)) return runMany("cat", source, dest, setArgs, argv);
+  if (args.from !== undefined || isPrefix(source!)) return runMany("cat", source, dest, setArgs, run, argv);
   // One object: a manifest of one line, so --tar frames it the same way; checked before anything is written.
   const one = source as Location & { kind: "s3" };
   const named = { kind: "named" as const, objects: [{ bucket: one.bucket, key: one.key, relativePath: keyBaseName(one.key) }], name: args.source!, checkFirst: true };
-  return runMany("cat", named, dest, setArgs, argv);
+  return runMany("cat", named, dest, setArgs, run, argv);
 }
 
 /** A key ending in "/" (or none): every object under it. */

@@ -5,7 +5,8 @@ import { destinationKey, formatLocation, keyBaseName, parseLocation, UsageError,
 import { parseSize, uploadPartSize, DEFAULT_PART_SIZE, PlanError } from "../../plan/parts.js";
 import type { AddressStats } from "../../engine/connection.js";
 import { transferObject, type ObjectTransferOptions } from "../../engine/object-transfer.js";
-import { checksumAlgorithmOf, checksumRequested, copyAttributesOf, objectAttributesOf } from "../options.js";
+import { copyAttributesOf, objectAttributesOf } from "../options.js";
+import type { RunOptions } from "../resolve-options.js";
 import { Session } from "../session.js";
 import { declareOptions } from "../option-table.js";
 import { runMany } from "./transfer-set.js";
@@ -39,19 +40,19 @@ export interface CpResult {
 export type AfterCopy = (session: Session, source: Location, result: CpResult) => Promise<void>;
 
 /** `s3x cp SRC DST`: one object in every direction, or many with --recursive. */
-export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, argv: readonly string[], mode: "cp" | "mv" = "cp", afterCopy?: AfterCopy): Promise<number> {
+export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, run: RunOptions, argv: readonly string[], mode: "cp" | "mv" = "cp", afterCopy?: AfterCopy): Promise<number> {
   checkObjectOptions(args);
   if (args.from !== undefined) {
     if (mode === "mv") throw new UsageError("mv does not take --from");
     // cp --from FILE DEST, or cp --from FILE s3://base/ DEST (keys relative to the base).
     const destination = args.destination as string | undefined; // optional in `cp --from FILE DEST`
     const base = destination !== undefined ? parseLocation(args.source) : undefined;
-    return runMany(mode, base, parseLocation(destination ?? args.source), args as SetArgs, argv);
+    return runMany(mode, base, parseLocation(destination ?? args.source), args as SetArgs, run, argv);
   }
   if ((args.destination as string | undefined) === undefined) throw new UsageError(`${mode} needs a source and a destination`);
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
-  if (args.recursive) return runMany(mode, source, dest, args as SetArgs, argv);
+  if (args.recursive) return runMany(mode, source, dest, args as SetArgs, run, argv);
   checkSelectionOptions(args, { command: mode, many: false });
   const sizes = transferSizesOf(args, dest);
   const toStdout = dest.kind === "stream";
@@ -63,7 +64,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, arg
   const item: PlannedCopy = mode === "mv" ? { ...planned, action: "move" } : planned;
   if (args.dryrun) return dryrun(mode, args, item, toStdout);
 
-  const session = await Session.open(args, { progressAllowed: true, jsonToStderr: toStdout, requests: requestSettings(args, source, dest) });
+  const session = await Session.open(run, { progressAllowed: true, jsonToStderr: toStdout, requests: requestSettings(args, source, dest) });
   if (source.kind === "stream") session.progress.totalUnknown();
   const started = Date.now();
   let result: CpResult | undefined;
@@ -175,8 +176,8 @@ function transferOptions(session: Session, args: CpArgs, sizes: TransferSizes, c
       partSize,
       attributes: await attributesFor(contentTypeFrom, mtimeMs),
       keepFailedUpload: args["keep-failed-uploads"],
-      checksum: checksumAlgorithmOf(args),
-      checksumRequested: checksumRequested(args),
+      checksum: session.options.checksum().algorithm,
+      checksumRequested: session.options.checksum().requested,
     }),
     streamPartSize: () => stdinPartSize(partSize, args["expected-size"]),
     // Only S3→S3 copies ask, and runCp has checked the threshold for them: the fallback is for the type.

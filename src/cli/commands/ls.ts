@@ -1,3 +1,4 @@
+import type { RunOptions } from "../resolve-options.js";
 import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
 import { inProgressUploads } from "../../engine/uploads.js";
@@ -37,8 +38,8 @@ function stamp(date: Date | undefined): string {
  * every object with --recursive. Pages are printed as they arrive, so a
  * listing of millions of keys starts at once and holds one page in memory.
  */
-export async function runLs(args: LsArgs): Promise<number> {
-  const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
+export async function runLs(args: LsArgs, run: RunOptions): Promise<number> {
+  const session = await Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
   const ctx = session.context;
   const out = (line: string): Promise<void> => session.stdout.write(line + "\n");
   try {

@@ -1,3 +1,4 @@
+import type { RunOptions } from "../resolve-options.js";
 import { unlink } from "node:fs/promises";
 import type { Argv } from "yargs";
 import { asDirectoryPrefix } from "../../plan/keys.js";
@@ -22,14 +23,14 @@ export function mvBuilder(y: Argv) {
  * completed, the downloaded file in place under its name, the server-side
  * copy answered. A copy that fails deletes nothing.
  */
-export async function runMv(args: CpArgs & Partial<SetArgs>, argv: readonly string[]): Promise<number> {
+export async function runMv(args: CpArgs & Partial<SetArgs>, run: RunOptions, argv: readonly string[]): Promise<number> {
   const source = parseLocation(args.source);
   const dest = parseLocation(args.destination);
   if (source.kind === "stream" || dest.kind === "stream") throw new UsageError("mv cannot use - (stdin/stdout): there is no source to remove, or the copy would be lost");
   if (source.kind !== "s3" && dest.kind !== "s3") throw new UsageError("mv needs an s3:// URL as source or destination");
   if (args.resume) throw new UsageError("mv does not take --resume");
   refuseMoveOntoItself(source, dest, args.recursive === true);
-  return runCp(args, argv, "mv", removeSource);
+  return runCp(args, run, argv, "mv", removeSource);
 }
 
 /** After a single object's copy: the source file or object goes. */

@@ -1,3 +1,4 @@
+import type { RunOptions } from "../resolve-options.js";
 import type { Argv } from "yargs";
 import { parseLocation, UsageError } from "../../plan/location.js";
 import { MAX_PRESIGN_SECONDS, presignedGetUrl } from "../../engine/single-requests.js";
@@ -22,13 +23,13 @@ export function presignBuilder(y: Argv) {
  * bucket's region (one HeadBucket asks it, as aws-cli does: s3/presign.ts).
  * With --no-sign-request, as aws-cli: the object's plain URL (for a public object).
  */
-export async function runPresign(args: PresignArgs): Promise<number> {
+export async function runPresign(args: PresignArgs, run: RunOptions): Promise<number> {
   // aws-cli's presign takes `bucket/key` without the scheme too.
   const loc = parseLocation(/^s3:/i.test(args.path) ? args.path : `s3://${args.path}`);
   if (loc.kind !== "s3" || loc.key === "") throw new UsageError(`presign needs s3://bucket/key, got "${args.path}"`);
   const seconds = args["expires-in"];
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_PRESIGN_SECONDS) throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_PRESIGN_SECONDS}, got ${seconds}`);
-  const session = await Session.open(args, { progressAllowed: false });
+  const session = await Session.open(run, { progressAllowed: false });
   try {
     const url = await presignedGetUrl(session.context, { bucket: loc.bucket, key: loc.key }, seconds, args["sign-request"]);
     await session.stdout.write(url + "\n");

@@ -1,3 +1,4 @@
+import type { RunOptions } from "../resolve-options.js";
 import type { Argv } from "yargs";
 import { compileFilters, filtersFromArgv, isIncluded } from "../../plan/filters.js";
 import { asDirectoryPrefix } from "../../plan/keys.js";
@@ -37,15 +38,15 @@ export function rmBuilder(y: Argv) {
  * by DeleteObjects in batches of 1,000 sent concurrently while the listing
  * is still paging. Per-key failures are reported; the exit status is 1 if any.
  */
-export async function runRm(args: RmArgs, argv: readonly string[]): Promise<number> {
+export async function runRm(args: RmArgs, run: RunOptions, argv: readonly string[]): Promise<number> {
   if (args.path === undefined && args.from === undefined) throw new UsageError("rm needs an s3:// URL or --from FILE");
   const loc = args.path !== undefined ? parseLocation(args.path) : undefined;
   if (loc !== undefined && loc.kind !== "s3") throw new UsageError(`rm needs an s3:// URL, got "${args.path}"`);
   checkSelectionOptions(args, { command: "rm", many: args.recursive || args.from !== undefined, uploads: args.uploads, recursive: args.recursive });
-  if (args.from !== undefined || args.shard !== undefined || args.shuffle !== undefined) return await runRmSet(args, loc, argv);
+  if (args.from !== undefined || args.shard !== undefined || args.shuffle !== undefined) return await runRmSet(args, loc, run, argv);
   if (loc === undefined || args.path === undefined) throw new UsageError("rm needs an s3:// URL");
   const path = args.path;
-  const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
+  const session = await Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
   const ctx = session.context;
   const deletions = new DeletionReport(session);
   const report = deletions.add;
@@ -76,9 +77,9 @@ export async function runRm(args: RmArgs, argv: readonly string[]): Promise<numb
 }
 
 /** rm --from FILE, rm -r --shard I/N: the set is read whole (engine/set-deletion.ts), then deleted. */
-async function runRmSet(args: RmArgs, loc: Location | undefined, argv: readonly string[]): Promise<number> {
+async function runRmSet(args: RmArgs, loc: Location | undefined, run: RunOptions, argv: readonly string[]): Promise<number> {
   const spec = args.from !== undefined ? await manifestSource(args, loc, false) : loc!;
-  const session = await Session.open(args, { progressAllowed: false, requests: requestPayerSettings(args) });
+  const session = await Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
   const deletions = new DeletionReport(session);
   try {
     const note = manifestBucketsNote(spec);

@@ -1,3 +1,4 @@
+import type { RunOptions } from "../resolve-options.js";
 import type { Argv } from "yargs";
 import { parseLocation } from "../../plan/location.js";
 import { withCommonOptions } from "../options.js";
@@ -19,7 +20,7 @@ export function syncBuilder(y: Argv) {
  * the source is newer), as aws-cli. Downloads set each file's mtime from the
  * object's LastModified, so a sync right after a sync transfers nothing.
  */
-export function runSync(args: SetArgs, argv: readonly string[]): Promise<number> {
+export function runSync(args: SetArgs, run: RunOptions, argv: readonly string[]): Promise<number> {
   checkObjectOptions(args);
-  return runMany("sync", parseLocation(args.source), parseLocation(args.destination), args, argv);
+  return runMany("sync", parseLocation(args.source), parseLocation(args.destination), args, run, argv);
 }

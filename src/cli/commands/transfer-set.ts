@@ -6,7 +6,8 @@ import { formatSize } from "../../plan/parts.js";
 import type { SetRules } from "../../plan/set-plan.js";
 import { ObjectBatch, type BatchSummary, type ObjectResult } from "../../engine/batch.js";
 import { openSet, StreamStoppedError, type SetOptions, type SetRun, type SetSourceSpec, type StreamProgress } from "../../engine/set-executor.js";
-import { checksumAlgorithmOf, checksumRequested, copyAttributesOf, objectAttributesOf } from "../options.js";
+import { copyAttributesOf, objectAttributesOf } from "../options.js";
+import type { RunOptions } from "../resolve-options.js";
 import { requestSettings, storageSettings } from "../object-options.js";
 import { endsTheRun, ExitCode, isBrokenPipe } from "../errors.js";
 import { Session } from "../session.js";
@@ -33,7 +34,7 @@ export type SetMode = "cp" | "sync" | "mv" | "cat";
  * object transfers. `source` undefined: the objects a --from manifest lists
  * (`base`, if given, is the prefix its keys are relative to).
  */
-export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, dest: Location, args: SetArgs & SelectionArgs, argv: readonly string[]): Promise<number> {
+export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, dest: Location, args: SetArgs & SelectionArgs, run: RunOptions, argv: readonly string[]): Promise<number> {
   const sizes = transferSizesOf(args, dest);
   if (source?.kind === "stream") throw new UsageError(`${mode} cannot read many objects from - (stdin)`);
   if (dest.kind === "stream" && mode !== "cp" && mode !== "cat") throw new UsageError(`${mode} cannot write many objects to - (stdout); use cp --recursive or cat`);
@@ -41,7 +42,7 @@ export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, 
   if (args.from !== undefined && source?.kind === "named") throw new UsageError("--from names the objects: give no other source");
   const spec: SetSourceSpec = args.from !== undefined ? await manifestSource(args, source as Location | undefined, dest.kind !== "stream") : source ?? failNoSource(mode);
   const toStream = dest.kind === "stream";
-  const session = await Session.open(args, { progressAllowed: true, jsonToStderr: toStream, requests: requestSettings(args, spec.kind === "named" ? undefined : spec, dest) });
+  const session = await Session.open(run, { progressAllowed: true, jsonToStderr: toStream, requests: requestSettings(args, spec.kind === "named" ? undefined : spec, dest) });
   try {
     const note = manifestBucketsNote(spec);
     if (note !== undefined) session.printer.note(note);
@@ -216,7 +217,7 @@ function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boo
   const copyAttributesFor = copyAttributesOf(args); // checked before anything is sent
   const storage = storageSettings(args);
   const { partSize, multipartThreshold } = sizes;
-  const checksum = checksumAlgorithmOf(args);
+  const { algorithm: checksum, requested: checksumRequested } = session.options.checksum();
   return {
     move: mode === "mv",
     followSymlinks: args["follow-symlinks"],
@@ -225,7 +226,7 @@ function setOptions(mode: SetMode, session: Session, args: SetArgs, copying: boo
     copyThreshold: copying ? checkCopyThreshold(args) : undefined,
     keepFailedUploads: args["keep-failed-uploads"],
     checksum,
-    checksumRequested: checksumRequested(args),
+    checksumRequested,
     endpoint: session.endpoint,
     resume: args.resume,
     verifyEtag: args["verify-etag"],

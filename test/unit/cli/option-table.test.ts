@@ -82,4 +82,31 @@ describe("option table: every option s3x accepts, declared and read through one 
     assert.ok(plain.hiddenOptions.includes("output"));
     assert.ok(!("output" in plain.default), "an option without a default gets none");
   });
+
+  it("reads an option's environment variable in one place: cli/resolve-options.ts, or the module the table names as its resolver", () => {
+    const SRC = join(CLI, "..");
+    const files = new Map<string, string>();
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(join(SRC, dir), { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith(".ts")) files.set(path, readFileSync(join(SRC, path), "utf8"));
+      }
+    };
+    walk("");
+    assert.ok(files.size > 100, `only ${files.size} files under ${SRC}`);
+    const misplaced: string[] = [];
+    let variables = 0;
+    for (const [name, spec] of Object.entries(OPTION_TABLE) as [string, OptionSpec][]) {
+      const allowed = new Set(["cli/resolve-options.ts", spec.resolvedBy ?? "cli/resolve-options.ts"]);
+      for (const variable of spec.env ?? []) {
+        variables++;
+        // Code that reads it: env.X, env["X"], env?.X (process.env included); comments and help text only name it.
+        const read = new RegExp(`\\benv\\??\\.(?:${variable}\\b|\\[\\s*"${variable}"\\s*\\])|\\benv\\[\\s*"${variable}"\\s*\\]`);
+        for (const [file, text] of files) if (read.test(text) && !allowed.has(file)) misplaced.push(`${file} reads $${variable} (--${name})`);
+      }
+    }
+    assert.ok(variables >= 9, `the table names ${variables} variables`);
+    assert.deepEqual(misplaced, []);
+  });
 });
