@@ -6,6 +6,7 @@
  *   npm run bench:stream                      # 3 rounds, both transports (~15 min)
  *   npm run bench:stream -- --quick           # 1 round, 16 × 16 MiB and 2 × 256 MiB
  *   npm run bench:stream -- --slow-reader 0   # skip the slow-reader memory check
+ *   npm run bench:stream -- --startup-only    # only the start-up table (1-byte cat, one process per shard)
  *
  * Workloads, each consumed by `sha256sum` (the stream's bytes are checked
  * against the objects' concatenation in key order; a wrong hash fails the cell):
@@ -21,6 +22,12 @@
  * Also: time to the first byte (`| head -c 1`), and s3x's and rclone's peak
  * RSS while a reader takes 1 GiB at 10 MB/s (`--slow-reader MB/s`).
  *
+ * Start-up (issue #39, point 8): a `cat` of a 1-byte object, as a data
+ * loader's `pipe:` URL runs one per shard (median wall and CPU-seconds of
+ * `--startup-runs` runs, against `node -e 0`, the floor of any Node program,
+ * and rclone), and that pattern itself: 32 shards, one process each, one
+ * after another into one hash.
+ *
  * Each cell: median wall seconds, MB/s, the client's CPU-seconds and peak
  * RSS (GNU time over the whole client side: the loop and its processes
  * for aws-cli). Markdown to stdout and bench/results/stream-<date>.md.
@@ -31,7 +38,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { makeCertificate } from "../test/support/certificate.js";
 import { slowReaderScript } from "../test/support/slow-reader.js";
 import type { RadosgwServer } from "../test/support/radosgw.js";
@@ -42,6 +49,10 @@ const BUCKET = "stream";
 const quick = flag("quick");
 const rounds = arg("runs", quick ? 1 : 3);
 const slowReaderMBps = arg("slow-reader", 10);
+const startupOnly = flag("startup-only");
+const startupRuns = arg("startup-runs", 15);
+/** Issue #39's bar for a one-object cat: wall and CPU seconds. */
+const STARTUP_TARGET = { wall: 0.08, cpu: 0.06 };
 const workloads = [
   { id: "A", prefix: "s16/", count: quick ? 16 : 64, size: 16 * MiB },
   { id: "B", prefix: "s256/", count: quick ? 2 : 8, size: 256 * MiB },
@@ -140,24 +151,26 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
   const client = new S3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true, credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey } });
   const expected = new Map<string, { sha: string; keys: string[]; bytes: number }>();
   for (const w of workloads) {
+    // --startup-only needs 32 shards of A, nothing of B.
+    if (startupOnly && w.id !== "A") continue;
+    const count = startupOnly ? Math.min(w.count, 32) : w.count;
     const hash = createHash("sha256");
     const keys: string[] = [];
-    for (let i = 0; i < w.count; i++) {
+    for (let i = 0; i < count; i++) {
       const key = `${w.prefix}shard-${String(i).padStart(4, "0")}.tar`;
       const body = randomBytes(w.size);
       hash.update(body);
       await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
       keys.push(key);
     }
-    expected.set(w.id, { sha: hash.digest("hex"), keys, bytes: w.count * w.size });
-    process.stderr.write(`uploaded ${w.count} × ${w.size / MiB} MiB under ${w.prefix}\n`);
+    expected.set(w.id, { sha: hash.digest("hex"), keys, bytes: count * w.size });
+    process.stderr.write(`uploaded ${count} × ${w.size / MiB} MiB under ${w.prefix}\n`);
   }
-  client.destroy();
 
   const timeFile = join(dir, "time.txt");
   const rows: string[] = [];
   const loads: number[] = [];
-  for (const t of transports) {
+  for (const t of startupOnly ? [] : transports) {
     for (const w of workloads) {
       const want = expected.get(w.id)!;
       const list = tools(t, w, want.keys);
@@ -176,8 +189,11 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
     }
   }
 
+  const startup = await startupRows(client, transports, timeFile, expected.get("A")!);
+  client.destroy();
+
   const firstByte: string[] = [];
-  for (const t of transports) {
+  for (const t of startupOnly ? [] : transports) {
     const w = workloads[0]!;
     const x = `${q(process.execPath)} ${q(S3X_BIN)}`;
     const candidates = [
@@ -199,7 +215,7 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
   }
 
   const slow: string[] = [];
-  if (slowReaderMBps > 0) {
+  if (slowReaderMBps > 0 && !startupOnly) {
     const t = transports[0]!;
     // 64 × 16 MiB: the issue's 1 GiB (107 s at 10 MB/s per tool).
     const w = workloads[0]!;
@@ -222,23 +238,77 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
   const text = [
     `## bench:stream, ${new Date().toISOString().slice(0, 16)} UTC, s3x ${commit}, ${aws}, ${rclone}`,
     "",
-    `radosgw (memstore) on 127.0.0.1, client and server on the same 2 cores; medians of ${rounds} interleaved rounds; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}. Every stream hashed by sha256sum and checked (tar: the entry count). s5cmd is not installable here.`,
+    `radosgw (memstore) on 127.0.0.1, client and server on the same 2 cores; medians of ${rounds} interleaved rounds; load average ${loads.length ? `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` : loadavg()[0]!.toFixed(1)}. Every stream hashed by sha256sum and checked (tar: the entry count). s5cmd is not installable here.`,
     "",
-    "| transport | workload | tool | wall s | MB/s | client CPU-s | peak RSS MiB |",
-    "|---|---|---|---|---|---|---|",
-    ...rows,
-    "",
-    "Time to the first byte (medians; process start included), and until the writer ended after its reader left (`| head -c 1`):",
-    "",
-    "| transport | tool | first byte s | writer gone s |",
-    "|---|---|---|---|",
-    ...firstByte,
+    ...(rows.length ? ["| transport | workload | tool | wall s | MB/s | client CPU-s | peak RSS MiB |", "|---|---|---|---|---|---|---|", ...rows, ""] : []),
+    ...startup,
+    ...(firstByte.length
+      ? ["", "Time to the first byte (medians; process start included), and until the writer ended after its reader left (`| head -c 1`):", "", "| transport | tool | first byte s | writer gone s |", "|---|---|---|---|", ...firstByte]
+      : []),
     ...(slow.length ? ["", "A slow reader (Python, rate-limited): peak RSS of the client", "", "| transport | tool | stream | wall s | peak RSS MiB |", "|---|---|---|---|---|", ...slow] : []),
     "",
   ].join("\n");
   process.stdout.write(text);
   const out = join(REPO_ROOT, "bench", "results", `stream-${new Date().toISOString().slice(0, 10)}.md`);
-  if (!quick) await writeFile(out, text);
+  if (!quick && !startupOnly) await writeFile(out, text);
+}
+
+/**
+ * Start-up: a 1-byte object through `cat` (median of startupRuns, interleaved
+ * with the other tools), and 32 shards of workload A read by one process
+ * each, one after another into one sha256sum, as a data loader's `pipe:`
+ * URLs do. Markdown lines.
+ */
+async function startupRows(client: S3Client, transports: Transport[], timeFile: string, shards: { keys: string[] }): Promise<string[]> {
+  await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "one-byte", Body: "x" }));
+  const x = `${q(process.execPath)} ${q(S3X_BIN)}`;
+  const lines = [
+    "Start-up: `cat` of a 1-byte object (median of " + startupRuns + " interleaved runs; the bar is " + STARTUP_TARGET.wall + " s wall and " + STARTUP_TARGET.cpu + " CPU-s), and the `pipe:` pattern: " + Math.min(32, shards.keys.length) + " shards of 16 MiB, one process each, one after another into one sha256sum:",
+    "",
+    `| transport | tool | 1-byte wall s | 1-byte CPU-s | ${Math.min(32, shards.keys.length)} processes wall s | ${Math.min(32, shards.keys.length)} processes CPU-s |`,
+    "|---|---|---|---|---|---|",
+  ];
+  const keys = shards.keys.slice(0, 32);
+  const hash = createHash("sha256");
+  const expectedSha = await (async () => {
+    for (const key of keys) {
+      const out = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+      hash.update(await out.Body!.transformToByteArray());
+    }
+    return hash.digest("hex");
+  })();
+  for (const t of transports) {
+    const rclone = `${RCLONE} --config ${q(t.env.RCLONE_CONFIG ?? "")} cat`;
+    const tools = [
+      { name: "node -e 0 (floor)", one: "node -e 0", shard: undefined },
+      { name: "s3x cat", one: `${x} cat s3://${BUCKET}/one-byte --endpoint-url ${t.endpoint}`, shard: (key: string) => `${x} cat s3://${BUCKET}/${key} --endpoint-url ${t.endpoint}` },
+      { name: "rclone cat", one: `${rclone} ${t.remote}:${BUCKET}/one-byte`, shard: (key: string) => `${rclone} ${t.remote}:${BUCKET}/${key}` },
+    ];
+    const samples = new Map(tools.map((tool) => [tool.name, [] as Sample[]]));
+    for (let round = 0; round < startupRuns; round++) {
+      for (const tool of roundOrder(tools.map((tool) => ({ ...tool, id: tool.name })), `startup ${t.name}`, round)) {
+        const sample = timed(`{TIME} ${tool.one} > /dev/null`, t.env, timeFile);
+        if (sample.error) throw new Error(`${tool.name}: ${sample.error}`);
+        samples.get(tool.name)!.push(sample);
+      }
+    }
+    for (const tool of tools) {
+      const one = samples.get(tool.name)!;
+      let loop = "| |";
+      if (tool.shard) {
+        const command = keys.map((key) => `{TIME} ${tool.shard!(key)}`).join(" && ");
+        const s = timed(`{ ${command}; } | sha256sum`, t.env, timeFile);
+        const wrong = s.error ?? (s.out.split(" ")[0] === expectedSha ? undefined : "wrong bytes");
+        loop = wrong ? `failed: ${wrong} | |` : `${s.wall.toFixed(2)} | ${s.cpu.toFixed(2)} |`;
+      }
+      const wall = median(one.map((s) => s.wall));
+      const cpu = median(one.map((s) => s.cpu));
+      const bar = tool.name === "s3x cat" ? ` (${wall <= STARTUP_TARGET.wall && cpu <= STARTUP_TARGET.cpu ? "meets" : "misses"} the bar)` : "";
+      lines.push(`| ${t.name} | ${tool.name}${bar} | ${wall.toFixed(3)} | ${cpu.toFixed(3)} | ${loop}`);
+      process.stderr.write(`startup ${t.name} ${tool.name}: ${wall.toFixed(3)} s, ${cpu.toFixed(3)} CPU-s\n`);
+    }
+  }
+  return lines;
 }
 
 function verify(check: "sha" | "tar" | "shards", out: string, sha: string, count: number): string | undefined {
