@@ -192,7 +192,7 @@ function optionsOf(builders: ((y: Argv) => unknown)[]): OfferedOptions {
  */
 async function remoteCandidates(word: string, typed: string[]): Promise<string[]> {
   const { args, sources } = await argsForListing(typed);
-  const session = await Session.open(await resolveRunOptions(args, sources), { progressAllowed: false });
+  const session = Session.open(await resolveRunOptions(args, sources), { progressAllowed: false });
   let timer: NodeJS.Timeout | undefined;
   const budget = new Promise<string[]>((resolve) => {
     timer = setTimeout(() => {

@@ -52,7 +52,7 @@ export class Session {
   readonly endpointUrl: string | undefined;
 
   /** Opens the session of a run whose options are resolved (cli/resolve-options). */
-  static async open(run: RunOptions, options: SessionOptions): Promise<Session> {
+  static open(run: RunOptions, options: SessionOptions): Session {
     return new Session(run, options);
   }
 

@@ -43,7 +43,7 @@ function bucketOf(command: string, arg: string): string {
 /** `s3x mb s3://bucket`: creates a bucket, as `aws s3 mb`. */
 export async function runMb(args: MbArgs, run: RunOptions): Promise<number> {
   const bucket = bucketOf("mb", args.bucket);
-  const session = await Session.open(run, { progressAllowed: false });
+  const session = Session.open(run, { progressAllowed: false });
   const ctx = session.context;
   try {
     await makeBucket(ctx, bucket).catch((err: unknown) => {
@@ -66,7 +66,7 @@ export async function runMb(args: MbArgs, run: RunOptions): Promise<number> {
  */
 export async function runRb(args: RbArgs, run: RunOptions): Promise<number> {
   const bucket = bucketOf("rb", args.bucket);
-  const session = await Session.open(run, { progressAllowed: false });
+  const session = Session.open(run, { progressAllowed: false });
   const ctx = session.context;
   try {
     if (args.force) {

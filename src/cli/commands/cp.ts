@@ -64,7 +64,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, run
   const item: PlannedCopy = mode === "mv" ? { ...planned, action: "move" } : planned;
   if (args.dryrun) return dryrun(mode, args, item, toStdout);
 
-  const session = await Session.open(run, { progressAllowed: true, jsonToStderr: toStdout, requests: requestSettings(args, source, dest) });
+  const session = Session.open(run, { progressAllowed: true, jsonToStderr: toStdout, requests: requestSettings(args, source, dest) });
   if (source.kind === "stream") session.progress.totalUnknown();
   const started = Date.now();
   let result: CpResult | undefined;
@@ -171,14 +171,18 @@ function transferOptions(session: Session, args: CpArgs, sizes: TransferSizes, c
     partSize,
     resumable: { endpoint: session.endpoint, resume: args.resume },
     download: { resume: args.resume, verifyEtag: args["verify-etag"] },
-    uploadOptions: async (contentTypeFrom, mtimeMs) => ({
-      multipartThreshold,
-      partSize,
-      attributes: await attributesFor(contentTypeFrom, mtimeMs),
-      keepFailedUpload: args["keep-failed-uploads"],
-      checksum: session.options.checksum().algorithm,
-      checksumRequested: session.options.checksum().requested,
-    }),
+    uploadOptions: async (contentTypeFrom, mtimeMs) => {
+      // Checked at the first upload that asks (cli/resolve-options): a download never reads it.
+      const checksum = session.options.checksum();
+      return {
+        multipartThreshold,
+        partSize,
+        attributes: await attributesFor(contentTypeFrom, mtimeMs),
+        keepFailedUpload: args["keep-failed-uploads"],
+        checksum: checksum.algorithm,
+        checksumRequested: checksum.requested,
+      };
+    },
     streamPartSize: () => stdinPartSize(partSize, args["expected-size"]),
     // Only S3→S3 copies ask, and runCp has checked the threshold for them: the fallback is for the type.
     copyOptions: async (key) => ({ partSize, copyThreshold: copyThreshold ?? checkCopyThreshold(args), ...(await copyAttributesFor(key)), storage, keepFailedUpload: args["keep-failed-uploads"] }),

@@ -39,7 +39,7 @@ function stamp(date: Date | undefined): string {
  * listing of millions of keys starts at once and holds one page in memory.
  */
 export async function runLs(args: LsArgs, run: RunOptions): Promise<number> {
-  const session = await Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
+  const session = Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
   const ctx = session.context;
   const out = (line: string): Promise<void> => session.stdout.write(line + "\n");
   try {

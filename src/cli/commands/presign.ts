@@ -29,7 +29,7 @@ export async function runPresign(args: PresignArgs, run: RunOptions): Promise<nu
   if (loc.kind !== "s3" || loc.key === "") throw new UsageError(`presign needs s3://bucket/key, got "${args.path}"`);
   const seconds = args["expires-in"];
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_PRESIGN_SECONDS) throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_PRESIGN_SECONDS}, got ${seconds}`);
-  const session = await Session.open(run, { progressAllowed: false });
+  const session = Session.open(run, { progressAllowed: false });
   try {
     const url = await presignedGetUrl(session.context, { bucket: loc.bucket, key: loc.key }, seconds, args["sign-request"]);
     await session.stdout.write(url + "\n");

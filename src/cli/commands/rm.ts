@@ -46,7 +46,7 @@ export async function runRm(args: RmArgs, run: RunOptions, argv: readonly string
   if (args.from !== undefined || args.shard !== undefined || args.shuffle !== undefined) return await runRmSet(args, loc, run, argv);
   if (loc === undefined || args.path === undefined) throw new UsageError("rm needs an s3:// URL");
   const path = args.path;
-  const session = await Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
+  const session = Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
   const ctx = session.context;
   const deletions = new DeletionReport(session);
   const report = deletions.add;
@@ -79,7 +79,7 @@ export async function runRm(args: RmArgs, run: RunOptions, argv: readonly string
 /** rm --from FILE, rm -r --shard I/N: the set is read whole (engine/set-deletion.ts), then deleted. */
 async function runRmSet(args: RmArgs, loc: Location | undefined, run: RunOptions, argv: readonly string[]): Promise<number> {
   const spec = args.from !== undefined ? await manifestSource(args, loc, false) : loc!;
-  const session = await Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
+  const session = Session.open(run, { progressAllowed: false, requests: requestPayerSettings(args) });
   const deletions = new DeletionReport(session);
   try {
     const note = manifestBucketsNote(spec);

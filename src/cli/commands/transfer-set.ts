@@ -42,7 +42,7 @@ export async function runMany(mode: SetMode, source: SetSourceSpec | undefined, 
   if (args.from !== undefined && source?.kind === "named") throw new UsageError("--from names the objects: give no other source");
   const spec: SetSourceSpec = args.from !== undefined ? await manifestSource(args, source as Location | undefined, dest.kind !== "stream") : source ?? failNoSource(mode);
   const toStream = dest.kind === "stream";
-  const session = await Session.open(run, { progressAllowed: true, jsonToStderr: toStream, requests: requestSettings(args, spec.kind === "named" ? undefined : spec, dest) });
+  const session = Session.open(run, { progressAllowed: true, jsonToStderr: toStream, requests: requestSettings(args, spec.kind === "named" ? undefined : spec, dest) });
   try {
     const note = manifestBucketsNote(spec);
     if (note !== undefined) session.printer.note(note);
