@@ -14,6 +14,8 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outfile = join(root, "dist", "s3x.cjs");
+/** The AWS SDK's credential chain, a bundle of its own beside the main one (see below). */
+const credentialsFile = join(root, "dist", "s3x-credentials.cjs");
 
 await build({
   entryPoints: [join(root, "dist", "src", "cli", "main.js")],
@@ -36,9 +38,18 @@ await build({
   banner: { js: "var __s3xImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [
     {
-      name: "lean-undici",
+      // The SDK's credential chain (SSO, STS, IMDS, credential_process… with
+      // their own HTTP clients: a third of the program's code) is needed only
+      // when a profile supplies the credentials, never with keys in the
+      // environment. It lives in a file of its own, loaded at first use, so
+      // other runs neither read nor compile it.
+      name: "credential-chain-apart",
       setup(b) {
-        b.onResolve({ filter: /^undici$/ }, () => ({ path: join(root, "scripts", "undici-lean.cjs") }));
+        // A stub in the main bundle (so `import()` of it stays a plain require inside
+        // the bundle, which vm.Script can run) that requires the file beside it.
+        b.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, () => ({ path: "credential-chain", namespace: "credential-chain-apart" }));
+        b.onLoad({ filter: /.*/, namespace: "credential-chain-apart" }, () => ({ contents: `module.exports = require("./s3x-credentials.cjs");\n`, loader: "js" }));
+        b.onResolve({ filter: /^\.\/s3x-credentials\.cjs$/ }, () => ({ path: "./s3x-credentials.cjs", external: true }));
       },
     },
     {
@@ -79,20 +90,27 @@ await build({
         );
       },
     },
-    {
-      name: "lean-node-http-handler",
-      setup(b) {
-        b.onResolve({ filter: /^@smithy\/node-http-handler$/ }, () => ({ path: join(root, "scripts", "node-http-handler-lean.cjs") }));
-      },
-    },
   ],
 });
+await build({
+  entryPoints: [join(root, "node_modules", "@aws-sdk", "credential-provider-node", "dist-cjs", "index.js")],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  logLevel: "warning",
+  outfile: credentialsFile,
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: "none",
+});
+
 // The bundle of earlier builds (ES module) must not shadow the new one.
 rmSync(join(root, "dist", "s3x.mjs"), { force: true });
 rmSync(`${outfile}.cache`, { force: true });
 
 // Warm-up: a listing against a closed local port exercises argument parsing,
-// the SDK client, signing and the request path, then fails at once; the code
+// the request layer and signing, then fails at once; the code
 // cache written at exit covers everything compiled on the way.
 const warm = spawnSync(
   process.execPath,

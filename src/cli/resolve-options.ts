@@ -233,7 +233,6 @@ function connectionSettings(args: CommonArgs, origins: OptionSources["origins"],
     connectionsPerAddress: Math.max(concurrency, 1),
     pinned: pinnedOf(args),
     dnsServers: dnsServersOf(args),
-    ownHttp: httpClientOf(env) === "own",
     tls: tlsSettingsOf(args, originLabel("ca-bundle", origins.get("ca-bundle")), endpointUrl),
   };
   return {
@@ -278,17 +277,6 @@ function tlsSettingsOf(args: CommonArgs, source: string, endpointUrl: string | u
   } catch (err) {
     throw new UsageError(`${source} ${file}: not a valid PEM certificate bundle (${(err as Error).message})`);
   }
-}
-
-/**
- * $S3X_HTTP_CLIENT: "own" (default) sends requests over s3x's own HTTP/1.1
- * connections, plain or TLS; "undici" sends every request through undici —
- * a fallback should an S3-compatible server disagree with the former.
- */
-function httpClientOf(env: NodeJS.ProcessEnv): "own" | "undici" {
-  const given = env.S3X_HTTP_CLIENT || "own";
-  if (given !== "own" && given !== "undici") throw new UsageError(`S3X_HTTP_CLIENT must be own or undici, got "${given}"`);
-  return given;
 }
 
 const PAYLOAD_SIGNING_MODES: readonly PayloadSigning[] = ["auto", "always", "never"];

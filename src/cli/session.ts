@@ -77,7 +77,7 @@ export class Session {
       this.debugTimer.unref();
     }
     this.printer = new ResultPrinter(this, mode, sessionOptions.jsonToStderr === true);
-    this.context = createContext({ client: this.connection.client, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug,
+    this.context = createContext({ s3: this.connection.s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug,
       notify: (message) => {
         if (mode !== "quiet") this.progress.interrupt(() => process.stderr.write(`s3x: ${message}\n`));
       },

@@ -1,4 +1,4 @@
-import type { S3Client } from "@aws-sdk/client-s3";
+import type { S3Requester } from "../s3/request.js";
 import PQueue from "p-queue";
 import { childController } from "./child-controller.js";
 import { TailHedger } from "./hedge.js";
@@ -33,13 +33,13 @@ export interface EngineStats {
 }
 
 /**
- * Everything the transfers of one command share: the S3 client, one request
+ * Everything the transfers of one command share: the S3 request layer, one request
  * queue (the global concurrency limit), one memory budget, the retry policy,
  * the tail hedger and the cancellation signal. As in aws-c-s3, the client side owns
  * scheduling and memory; each object transfer only asks for slots and buffers.
  */
 export interface TransferContext {
-  client: S3Client;
+  s3: S3Requester;
   queue: PQueue;
   memory: MemoryBudget;
   retry: RetryPolicy;
@@ -61,7 +61,7 @@ export interface TransferContext {
 }
 
 export interface ContextOptions {
-  client: S3Client;
+  s3: S3Requester;
   concurrency: number;
   maxMemory: number;
   retry: RetryPolicy;
@@ -76,7 +76,7 @@ export interface ContextOptions {
 export function createContext(options: ContextOptions): TransferContext {
   const queue = new PQueue({ concurrency: options.concurrency });
   return {
-    client: options.client,
+    s3: options.s3,
     queue,
     memory: new MemoryBudget(options.maxMemory),
     retry: options.retry,

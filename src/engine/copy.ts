@@ -53,15 +53,15 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
   const src = s3Url(source);
   const singleCopyLimit = Math.min(options.copyThreshold, MAX_SINGLE_COPY_SIZE);
   const headSource = () =>
-    withRetries(`HEAD ${src}`, ctx.retry, () => {
+    withRetries(`HEAD ${src}`, ctx.retry, (_n, routing) => {
       ctx.stats.requests++;
-      return headObject(ctx.client, source, { signal: ctx.signal });
+      return headObject(ctx.s3, source, { signal: ctx.signal, routing });
     }, hooks);
   const copyOnce = (sourceEtag: string | undefined, attributes: ObjectAttributes | undefined) =>
     queued(ctx, ctx.signal, () =>
-      withRetries(`CopyObject ${src}`, ctx.retry, () => {
+      withRetries(`CopyObject ${src}`, ctx.retry, (_n, routing) => {
         ctx.stats.requests++;
-        return copyObject(ctx.client, source, dest, attributes, sourceEtag, { signal: ctx.signal, storage: options.storage });
+        return copyObject(ctx.s3, source, dest, attributes, sourceEtag, { signal: ctx.signal, routing, storage: options.storage });
       }, hooks),
     );
   const copyWhole = async (size: number, sourceEtag: string | undefined, attributes: ObjectAttributes | undefined): Promise<{ size: number }> => {
@@ -110,9 +110,9 @@ export async function copyS3Object(ctx: TransferContext, source: ObjectRef, dest
       group.add(
         queued(ctx, signal, async () => {
           const copyPart = (condition: string) =>
-            withRetries(`UploadPartCopy ${part.number} ${src}`, ctx.retry, () => {
+            withRetries(`UploadPartCopy ${part.number} ${src}`, ctx.retry, (_n, routing) => {
               ctx.stats.requests++;
-              return uploadPartCopy(ctx.client, source, dest, uploadId, part.number, range, condition, { signal });
+              return uploadPartCopy(ctx.s3, source, dest, uploadId, part.number, range, condition, { signal, routing });
             }, partHooks);
           let etag: string;
           const conditioned = !unconditional;

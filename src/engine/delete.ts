@@ -17,9 +17,9 @@ export async function deleteKeys(ctx: TransferContext, bucket: string, keys: rea
     const chunk = keys.slice(i, i + DELETE_BATCH);
     const send = async (): Promise<void> => {
       try {
-        const failures = await withRetries(`DeleteObjects s3://${bucket} (${chunk.length} keys)`, ctx.retry, () => {
+        const failures = await withRetries(`DeleteObjects s3://${bucket} (${chunk.length} keys)`, ctx.retry, (_n, routing) => {
           ctx.stats.requests++;
-          return deleteObjects(ctx.client, bucket, chunk, ctx.signal);
+          return deleteObjects(ctx.s3, bucket, chunk, { signal: ctx.signal, routing });
         }, { signal: ctx.signal });
         const failed = new Map(failures.map((f) => [f.key, f]));
         for (const key of chunk) {
@@ -66,8 +66,8 @@ export async function deleteUnder(
 
 /** Deletes one object (mv's source, once its copy is complete), with retries. */
 export async function deleteOne(ctx: TransferContext, bucket: string, key: string): Promise<void> {
-  await withRetries(`DeleteObject s3://${bucket}/${key}`, ctx.retry, () => {
+  await withRetries(`DeleteObject s3://${bucket}/${key}`, ctx.retry, (_n, routing) => {
     ctx.stats.requests++;
-    return deleteObject(ctx.client, bucket, key, ctx.signal);
+    return deleteObject(ctx.s3, bucket, key, { signal: ctx.signal, routing });
   }, { signal: ctx.signal });
 }

@@ -1,6 +1,7 @@
 import type PQueue from "p-queue";
 import type { MemoryBudget } from "./memory.js";
 import type { RetryPacer } from "./pacer.js";
+import type { AttemptRouting } from "../net/routing.js";
 
 /**
  * Hedged requests at a transfer's tail ("The Tail at Scale", Dean and
@@ -20,8 +21,8 @@ import type { RetryPacer } from "./pacer.js";
 
 /** One duplicate of an attempt in flight. */
 export interface Duplicate<T> {
-  /** Sends the duplicate (a request of its own, with its own retry-free fate). */
-  run(): Promise<T>;
+  /** Sends the duplicate (a request of its own, with its own retry-free fate) with the routing it is given. */
+  run(routing: AttemptRouting): Promise<T>;
   /** The duplicate won and the original has stopped: make its result the attempt's. */
   adopt(result: T): T;
   /** Always called last, win or lose, once the duplicate has settled. */
@@ -95,7 +96,7 @@ export interface RangeTarget<T> {
   /** Bytes of the whole range. */
   length: number;
   /** GETs range bytes [from, end] into `scratch` (from 0), counting into `onBytes`; no progress reporting. */
-  fetch(from: number, scratch: Buffer, onBytes: (n: number) => void): Promise<T>;
+  fetch(from: number, scratch: Buffer, onBytes: (n: number) => void, routing: AttemptRouting): Promise<T>;
   /**
    * The duplicate won: `rest` holds the range's bytes after the original's
    * last (in the scratch buffer, reused once this returns); take them,
@@ -121,7 +122,7 @@ export function rangeHedge<T>(tail: TailHedger, memory: MemoryBudget, target: Ra
       if (!scratch) return undefined;
       let got = 0;
       return {
-        run: () => target.fetch(from, scratch, (n) => (got += n)),
+        run: (routing) => target.fetch(from, scratch, (n) => (got += n), routing),
         adopt: (result) => {
           const done = target.received();
           // The original stopped at `done` ≥ `from`: hand on only what it lacks.

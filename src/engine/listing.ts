@@ -74,9 +74,9 @@ async function* pagesOf(ctx: TransferContext, bucket: string, prefix: string, de
   const pageSize = ctx.listPageSize ?? MAX_PAGE_SIZE;
   const atMost = ctx.listRanges ?? DEFAULT_LIST_RANGES;
   const list = (start: Start): Promise<Page> =>
-    withRetries(`ListObjectsV2 s3://${bucket}/${prefix}`, ctx.retry, () => {
+    withRetries(`ListObjectsV2 s3://${bucket}/${prefix}`, ctx.retry, (_n, routing) => {
       ctx.stats.requests++;
-      return listObjectsPage(ctx.client, bucket, prefix, { ...start, delimiter, maxKeys: ctx.listPageSize, signal: controller.signal });
+      return listObjectsPage(ctx.s3, bucket, prefix, { ...start, delimiter, maxKeys: ctx.listPageSize, signal: controller.signal, routing });
     }, { signal: controller.signal });
   try {
     const first = await list({});

@@ -43,10 +43,10 @@ export async function createUpload(
 ): Promise<string> {
   const began = Date.now();
   let attempts = 0;
-  const uploadId = await withRetries(`CreateMultipartUpload ${s3Url(dest)}`, ctx.retry, (n) => {
+  const uploadId = await withRetries(`CreateMultipartUpload ${s3Url(dest)}`, ctx.retry, (n, routing) => {
     attempts = n + 1;
     ctx.stats.requests++;
-    return createMultipartUpload(ctx.client, dest, attributes, { signal: hooks.signal, checksum });
+    return createMultipartUpload(ctx.s3, dest, attributes, { signal: hooks.signal, routing, checksum });
   }, hooks);
   if (attempts > 1) await abortLostCreations(ctx, dest, uploadId, Date.now() - began);
   return uploadId;
@@ -70,7 +70,7 @@ async function abortLostCreations(ctx: TransferContext, dest: ObjectRef, kept: s
     const initiated = u.initiated?.getTime();
     if (u.uploadId === kept || initiated === undefined) continue;
     if (initiated < ours - elapsedMs - INITIATED_SLACK_MS || initiated > ours + INITIATED_SLACK_MS) continue;
-    const parts = await listParts(ctx.client, dest, u.uploadId, { signal: ctx.signal }).catch(() => undefined);
+    const parts = await listParts(ctx.s3, dest, u.uploadId, { signal: ctx.signal }).catch(() => undefined);
     if (!parts || parts.length > 0) continue;
     ctx.notify(`aborted upload ${u.uploadId} of ${s3Url(dest)}: a CreateMultipartUpload whose answer was lost made it`);
     await abortQuietly(ctx, dest, u.uploadId);
@@ -153,10 +153,10 @@ async function completeWithRetries(
   call: CompleteChecksums,
   hooks: RetryHooks,
 ): Promise<void> {
-  const outcome = await withRetries(`CompleteMultipartUpload ${s3Url(dest)}`, ctx.retry, async (n) => {
+  const outcome = await withRetries(`CompleteMultipartUpload ${s3Url(dest)}`, ctx.retry, async (n, routing) => {
     ctx.stats.requests++;
     try {
-      await completeMultipartUpload(ctx.client, dest, uploadId, [...parts], { signal: hooks.signal, fullObjectChecksum: call.fullObjectChecksum, checksumType: call.checksumType });
+      await completeMultipartUpload(ctx.s3, dest, uploadId, [...parts], { signal: hooks.signal, routing, fullObjectChecksum: call.fullObjectChecksum, checksumType: call.checksumType });
       return "completed" as const;
     } catch (err) {
       if (n > 0 && describeFailure(err).code === "NoSuchUpload") return "gone" as const;
@@ -170,9 +170,9 @@ async function confirmCompleted(ctx: TransferContext, dest: ObjectRef, parts: re
   const expected = multipartEtag(parts);
   const lost = `CompleteMultipartUpload ${s3Url(dest)}: the answer to a first attempt was lost and the upload is gone`;
   if (!expected) throw new LostCompletionError(`${lost}; its parts' ETags are not MD5s, so the object there cannot be checked against them: check it before relying on it`);
-  const info = await withRetries(`HEAD ${s3Url(dest)}`, ctx.retry, () => {
+  const info = await withRetries(`HEAD ${s3Url(dest)}`, ctx.retry, (_n, routing) => {
     ctx.stats.requests++;
-    return headObject(ctx.client, dest, { signal: hooks.signal });
+    return headObject(ctx.s3, dest, { signal: hooks.signal, routing });
   }, hooks).catch(() => undefined);
   const found = info?.etag.replace(/"/g, "");
   if (info && found === expected && info.size === size) return;
@@ -181,5 +181,5 @@ async function confirmCompleted(ctx: TransferContext, dest: ObjectRef, parts: re
 
 /** Best effort, a few attempts, never masking the original error. */
 export async function abortQuietly(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<void> {
-  await withRetries(`AbortMultipartUpload ${s3Url(dest)}`, { ...ctx.retry, maxAttempts: 3 }, () => abortMultipartUpload(ctx.client, dest, uploadId)).catch(() => undefined);
+  await withRetries(`AbortMultipartUpload ${s3Url(dest)}`, { ...ctx.retry, maxAttempts: 3 }, (_n, routing) => abortMultipartUpload(ctx.s3, dest, uploadId, { routing })).catch(() => undefined);
 }

@@ -155,13 +155,13 @@ export async function multipartUpload(
     const { checksum, probe, checked } = await checksumToSend(computed);
     let echoed: ChecksumValue | undefined | "no answer" = "no answer";
     try {
-      await withRetries(`UploadPart ${number} of ${s3Url(dest)}`, ctx.retry, async () => {
+      await withRetries(`UploadPart ${number} of ${s3Url(dest)}`, ctx.retry, async (_n, routing) => {
         ctx.stats.requests++;
         // Every copy (retry or hedged duplicate) reports its own answer: the last one acknowledged is what S3 keeps.
         const answered = receipts.sent(number);
         try {
           const tag = await withChecksumFallback(support, support.refused ? undefined : checksum, requested, (sent) =>
-            uploadPart(ctx.client, dest, uploadId, number, body, { signal, checksum: sent, checksumChecked: checked, echoed: (value) => (echoed = value) }),
+            uploadPart(ctx.s3, dest, uploadId, number, body, { signal, routing, checksum: sent, checksumChecked: checked, echoed: (value) => (echoed = value) }),
           );
           answered(tag);
           ctx.stats.bytesSent += body.length;
@@ -276,9 +276,9 @@ async function completedParts(
   const uncertain = receipts.uncertain();
   const listed = new Map<number, string>();
   if (uncertain.length > 0) {
-    const parts = await withRetries(`ListParts ${s3Url(dest)}`, ctx.retry, () => {
+    const parts = await withRetries(`ListParts ${s3Url(dest)}`, ctx.retry, (_n, routing) => {
       ctx.stats.requests++;
-      return listParts(ctx.client, dest, uploadId, { signal });
+      return listParts(ctx.s3, dest, uploadId, { signal, routing });
     }, { signal });
     for (const p of parts) if (uncertain.includes(p.partNumber)) listed.set(p.partNumber, p.etag);
   }

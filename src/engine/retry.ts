@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeFailure, type RequestFailure } from "../s3/errors.js";
-import { startWithRouting, type AttemptRouting } from "../net/routing.js";
+import type { AttemptRouting } from "../net/routing.js";
 import { childController } from "./child-controller.js";
 import { HEDGE_CHECK_MS, HedgeLostError, type Duplicate, type HedgeHook } from "./hedge.js";
 import type { FailureKind, RetryPacer } from "./pacer.js";
@@ -107,11 +107,10 @@ export interface RetryHooks {
  * runs out of attempts. `attempt` receives the attempt number (0-based) so a
  * ranged GET can resume where the previous attempt's bytes stopped.
  *
- * Each attempt runs with routing hints for the HTTP handler (net/routing.ts):
- * the addresses earlier attempts failed on are avoided while another one is
- * available, and the address used is remembered for the error message. The
- * hints reach the request only if `attempt` sends it (s3/request.ts) before its
- * first `await`, as every s3x operation does. With a pacer, every attempt
+ * Each attempt is handed its routing (net/routing.ts), which it passes to
+ * the S3 operation it sends: the addresses earlier attempts failed on are
+ * avoided while another one is available, and the address used is
+ * remembered for the error message. With a pacer, every attempt
  * waits for a slot under the endpoint's adaptive limit and every retry pays
  * into the endpoint's token bucket.
  *
@@ -123,7 +122,7 @@ export interface RetryHooks {
 export async function withRetries<T>(
   operation: string,
   policy: RetryPolicy,
-  attempt: (n: number) => Promise<T>,
+  attempt: (n: number, routing: AttemptRouting) => Promise<T>,
   hooks: RetryHooks = {},
   hedge?: HedgeHook<NoInfer<T>>,
 ): Promise<T> {
@@ -134,7 +133,7 @@ export async function withRetries<T>(
     const routing: AttemptRouting = { avoid };
     const slot = await pacer?.begin(hooks.signal, hooks.urgent);
     try {
-      const result = hedge ? await hedged(routing, () => attempt(n), hedge, hooks.signal) : await startWithRouting(routing, () => attempt(n));
+      const result = hedge ? await hedged(routing, (r) => attempt(n, r), hedge, hooks.signal) : await attempt(n, routing);
       if (slot) pacer?.finish(slot, "success");
       return result;
     } catch (err) {
@@ -182,11 +181,11 @@ interface RunningDuplicate<T> {
  * never writes after the fact. If the first to finish failed, the other may
  * still win; if both fail, the original's failure goes to the retry loop.
  */
-async function hedged<T>(routing: AttemptRouting, attempt: () => Promise<T>, hook: HedgeHook<T>, signal: AbortSignal | undefined): Promise<T> {
+async function hedged<T>(routing: AttemptRouting, attempt: (routing: AttemptRouting) => Promise<T>, hook: HedgeHook<T>, signal: AbortSignal | undefined): Promise<T> {
   const tail = hook.tail;
   const original = childController(signal);
   routing.signal = original.controller.signal;
-  const primary = outcome(startWithRouting(routing, attempt));
+  const primary = outcome(attempt(routing));
   let poll: NodeJS.Timeout | undefined;
   const started = new Promise<RunningDuplicate<T>>((resolve) => {
     poll = setInterval(() => {
@@ -199,7 +198,7 @@ async function hedged<T>(routing: AttemptRouting, attempt: () => Promise<T>, hoo
       const hedgeRouting: AttemptRouting = { avoid: new Set([...routing.avoid, routing.address]), signal: link.controller.signal };
       tail.inFlight++;
       tail.sent++;
-      resolve({ routing: hedgeRouting, work, link, outcome: outcome(startWithRouting(hedgeRouting, () => work.run())) });
+      resolve({ routing: hedgeRouting, work, link, outcome: outcome(work.run(hedgeRouting)) });
     }, HEDGE_CHECK_MS);
     poll.unref();
   });

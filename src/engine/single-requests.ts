@@ -16,26 +16,26 @@ export { MAX_PRESIGN_SECONDS } from "../s3/presign.js";
  */
 
 export function makeBucket(ctx: TransferContext, bucket: string): Promise<{ region: string }> {
-  return withRetries(`CreateBucket s3://${bucket}`, ctx.retry, () => createBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal });
+  return withRetries(`CreateBucket s3://${bucket}`, ctx.retry, (_n, routing) => createBucket(ctx.s3, bucket, { signal: ctx.signal, routing }), { signal: ctx.signal });
 }
 
 export function removeBucket(ctx: TransferContext, bucket: string): Promise<void> {
-  return withRetries(`DeleteBucket s3://${bucket}`, ctx.retry, () => deleteBucket(ctx.client, bucket, ctx.signal), { signal: ctx.signal });
+  return withRetries(`DeleteBucket s3://${bucket}`, ctx.retry, (_n, routing) => deleteBucket(ctx.s3, bucket, { signal: ctx.signal, routing }), { signal: ctx.signal });
 }
 
 export function bucketList(ctx: TransferContext): Promise<{ name: string; created?: Date }[]> {
-  return withRetries("ListBuckets", ctx.retry, () => listBuckets(ctx.client), { signal: ctx.signal });
+  return withRetries("ListBuckets", ctx.retry, (_n, routing) => listBuckets(ctx.s3, { signal: ctx.signal, routing }), { signal: ctx.signal });
 }
 
 /** Deletes one object; `shown` names it in a failure's message as the user wrote it. */
 export function removeObject(ctx: TransferContext, ref: ObjectRef, shown: string): Promise<void> {
-  return withRetries(`DeleteObject ${shown}`, ctx.retry, () => deleteObject(ctx.client, ref.bucket, ref.key, ctx.signal), { signal: ctx.signal });
+  return withRetries(`DeleteObject ${shown}`, ctx.retry, (_n, routing) => deleteObject(ctx.s3, ref.bucket, ref.key, { signal: ctx.signal, routing }), { signal: ctx.signal });
 }
 
 /** Whether a key holds an object (a HEAD; a 404 says no). */
 export async function objectExists(ctx: TransferContext, ref: ObjectRef, shown: string): Promise<boolean> {
   try {
-    await withRetries(`HEAD ${shown}`, ctx.retry, () => headObject(ctx.client, ref, { signal: ctx.signal }), { signal: ctx.signal });
+    await withRetries(`HEAD ${shown}`, ctx.retry, (_n, routing) => headObject(ctx.s3, ref, { signal: ctx.signal, routing }), { signal: ctx.signal });
     return true;
   } catch (err) {
     const failure = err instanceof RequestError ? err.failure : describeFailure(err);
@@ -46,5 +46,5 @@ export async function objectExists(ctx: TransferContext, ref: ObjectRef, shown: 
 
 /** A presigned GET URL for an object, valid `seconds` (unsigned: its plain URL), signed for the bucket's region (s3/presign.ts). */
 export function presignedGetUrl(ctx: TransferContext, ref: ObjectRef, seconds: number, signed = true): Promise<string> {
-  return presignGet(ctx.client, ref, seconds, Date.now(), signed);
+  return presignGet(ctx.s3, ref, seconds, Date.now(), signed);
 }

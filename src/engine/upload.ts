@@ -104,12 +104,13 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
   const etag = await withRetries(
     `PUT ${s3Url(dest)}`,
     ctx.retry,
-    async () => {
+    async (_n, routing) => {
       ctx.stats.requests++;
       const toSend = requested || support.status !== "ignored" ? computed : undefined;
       const etag = await withChecksumFallback(support, toSend, requested, (checksum) =>
-        putObject(ctx.client, dest, body, options.attributes, {
+        putObject(ctx.s3, dest, body, options.attributes, {
           signal: ctx.signal,
+          routing,
           checksum,
           // Until an answer has shown the server checks it, the payload stays signed as well (over plain HTTP).
           checksumChecked: support.status === "checked",

@@ -10,9 +10,9 @@ export async function* inProgressUploads(ctx: TransferContext, bucket: string, p
   let marker: { key?: string; uploadId?: string } | undefined = {};
   while (marker) {
     const from: { key?: string; uploadId?: string } = marker;
-    const page = await withRetries(`ListMultipartUploads s3://${bucket}/${prefix}`, ctx.retry, () => {
+    const page = await withRetries(`ListMultipartUploads s3://${bucket}/${prefix}`, ctx.retry, (_n, routing) => {
       ctx.stats.requests++;
-      return listUploadsPage(ctx.client, bucket, prefix, from, ctx.signal);
+      return listUploadsPage(ctx.s3, bucket, prefix, from, { signal: ctx.signal, routing });
     }, { signal: ctx.signal });
     yield* page.uploads;
     marker = page.next;
@@ -22,7 +22,7 @@ export async function* inProgressUploads(ctx: TransferContext, bucket: string, p
 /** Aborts one multipart upload, freeing its stored parts (and forgetting s3x's local record of it). */
 export async function abortUpload(ctx: TransferContext, bucket: string, upload: InProgressUpload): Promise<void> {
   await queued(ctx, ctx.signal, () =>
-    withRetries(`AbortMultipartUpload s3://${bucket}/${upload.key}`, ctx.retry, () => abortMultipartUpload(ctx.client, { bucket, key: upload.key }, upload.uploadId), { signal: ctx.signal }),
+    withRetries(`AbortMultipartUpload s3://${bucket}/${upload.key}`, ctx.retry, (_n, routing) => abortMultipartUpload(ctx.s3, { bucket, key: upload.key }, upload.uploadId, { signal: ctx.signal, routing }), { signal: ctx.signal }),
   );
   await forgetUpload(upload.uploadId);
 }

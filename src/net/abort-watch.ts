@@ -8,7 +8,10 @@
  * duplicate check), ~2 % of the main thread for 2,000 small downloads.
  * A Set adds and deletes in constant time.
  */
-const watchers = new WeakMap<AbortSignal, Set<() => void>>();
+const WATCHERS = Symbol("s3x.abortWatchers");
+
+/** The fan-out Set lives on the signal itself: no module-wide table on the request path. */
+type Watched = AbortSignal & { [WATCHERS]?: Set<() => void> };
 
 /**
  * Calls `callback` once when `signal` aborts; the returned function stops
@@ -16,7 +19,7 @@ const watchers = new WeakMap<AbortSignal, Set<() => void>>();
  * check `signal.aborted` first, as they must before starting anything.
  */
 export function watchAbort(signal: AbortSignal, callback: () => void): () => void {
-  let callbacks = watchers.get(signal);
+  let callbacks = (signal as Watched)[WATCHERS];
   if (!callbacks) {
     const created = new Set<() => void>();
     signal.addEventListener(
@@ -28,7 +31,7 @@ export function watchAbort(signal: AbortSignal, callback: () => void): () => voi
       },
       { once: true },
     );
-    watchers.set(signal, created);
+    (signal as Watched)[WATCHERS] = created;
     callbacks = created;
   }
   const watched = callbacks;

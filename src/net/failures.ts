@@ -1,7 +1,7 @@
 /**
- * What a failed request says about the address it went to, shared by the
- * undici path and s3x's own HTTP/1.1 client (net/http1) through
- * net/request-accounting.ts.
+ * What a failed request says about the address it went to, for
+ * net/request-accounting.ts. Timeouts keep the codes undici gave them
+ * (UND_ERR_*), which the retry policy and tests know.
  */
 
 /**

@@ -20,11 +20,6 @@ export interface NetOptions {
   stragglers?: StragglerOptions;
   /** Receives one line per notable event (address marked bad, retired, added) for --debug. */
   debug?: (line: string) => void;
-  /**
-   * Requests go over s3x's own connections (net/http1), plain HTTP and TLS
-   * alike, unless this is false; then every request goes through undici.
-   */
-  ownHttp?: boolean;
   /** How an https endpoint's certificate is checked; undefined: Node's defaults. */
   tls?: TlsSettings;
 }

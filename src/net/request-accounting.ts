@@ -6,10 +6,10 @@ import { watchAbort } from "./abort-watch.js";
 import { sentInSlices } from "./upload-slices.js";
 
 /**
- * What one request does to its address's books, whichever transport carries
- * it (net/http1 or undici): in-flight and request counters, byte rates, the
- * straggler watch, server errors, health marks on failure, and cancellation
- * by the caller's signal. Each transport reports events; the rules live here.
+ * What one request does to its address's books: in-flight and request
+ * counters, byte rates, the straggler watch, server errors, health marks on
+ * failure, and cancellation by the caller's signal. The transport (net/http1)
+ * reports events; the rules live here.
  */
 export class RequestAccounting {
   /** The straggler watch's handle on this request (undefined when not watched). */

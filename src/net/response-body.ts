@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
 
 /**
- * Whatever produces a response's bytes: undici's dispatch controller, or
- * s3x's own HTTP/1.1 connection (net/http1). Pausing must stop reads from
- * the socket, so a slow consumer pushes back on the server.
+ * Whatever produces a response's bytes: s3x's HTTP/1.1 connection
+ * (net/http1). Pausing must stop reads from the socket, so a slow consumer
+ * pushes back on the server.
  */
 export interface BodySource {
   pause(): void;

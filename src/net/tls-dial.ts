@@ -1,8 +1,8 @@
 // TLS connects to one front-end address for s3x's own HTTP/1.1 client and its probes: options and session resumption.
 import { isIP, type OnReadOpts, type Socket } from "node:net";
 import type { ConnectionOptions, TLSSocket } from "node:tls";
-import type { buildConnector } from "undici";
 import { codedError } from "./failures.js";
+import type { ConnectCallback } from "./pools/connect-probe.js";
 import type { TlsSettings } from "./net-options.js";
 
 /**
@@ -21,15 +21,17 @@ export interface SocketReader {
 /** A socket's current reader: a probe's socket is dialled before the connection that adopts it exists. */
 interface ReadRoute {
   reader: SocketReader | undefined;
+  unclaimed?: Buffer;
 }
 
-const routes = new WeakMap<Socket, ReadRoute>();
-/** Where a socket nobody reads yet puts bytes (none should come: the server speaks when asked). */
-const UNCLAIMED = Buffer.alloc(1024);
+/** Where a dialled socket keeps its read route: on the socket itself, no module-wide table. */
+const READ_ROUTE = Symbol("s3x.readRoute");
+
+type Routed = { [READ_ROUTE]?: ReadRoute };
 
 /** Makes `reader` the reader of a socket `TlsDialer.dial` opened; false if it did not. */
 export function adoptReads(socket: Socket, reader: SocketReader): boolean {
-  const route = routes.get(socket);
+  const route = (socket as Routed)[READ_ROUTE];
   if (!route) return false;
   route.reader = reader;
   return true;
@@ -56,7 +58,7 @@ export class TlsDialer {
   /**
    * A TLS socket connecting to `host` (an address) on `port`; "secureConnect"
    * says when it is ready. Its reads go to `reader`, or to whoever
-   * `adoptReads` names later; never to "data" events (so not to undici).
+   * `adoptReads` names later; never to "data" events.
    */
   dial(host: string, port: number, reader?: SocketReader): TLSSocket {
     const route: ReadRoute = { reader };
@@ -71,7 +73,8 @@ export class TlsDialer {
       ALPNProtocols: ["http/1.1"],
       session: this.session,
       onread: {
-        buffer: () => route.reader?.nextBuffer() ?? UNCLAIMED,
+        // Bytes before anyone reads (none should come: the server speaks when asked) go to a scratch buffer of the socket's own.
+        buffer: () => route.reader?.nextBuffer() ?? (route.unclaimed ??= Buffer.alloc(1024)),
         callback: (n: number, buf: Uint8Array) => {
           if (route.reader) return route.reader.onRead(n, buf);
           socket.destroy(); // bytes nobody asked for: the connection is out of step
@@ -80,7 +83,7 @@ export class TlsDialer {
       },
     };
     const socket = process.getBuiltinModule("node:tls").connect(options);
-    routes.set(socket, route);
+    (socket as Routed)[READ_ROUTE] = route;
     socket.setNoDelay(true);
     // TLS 1.3 tickets come after the handshake, possibly several: the last one serves the next connect.
     socket.on("session", (session: Buffer) => {
@@ -90,11 +93,10 @@ export class TlsDialer {
   }
 
   /**
-   * A connect for a probe, in the shape of undici's connector (see
-   * net/pools/connect-probe.ts): calls back once the handshake is done, or
-   * with the error (UND_ERR_CONNECT_TIMEOUT after `timeoutMs`).
+   * A connect for a probe (net/pools/connect-probe.ts): calls back once the
+   * handshake is done, or with the error (UND_ERR_CONNECT_TIMEOUT after `timeoutMs`).
    */
-  probe(host: string, port: number, timeoutMs: number, callback: buildConnector.Callback): Socket {
+  probe(host: string, port: number, timeoutMs: number, callback: ConnectCallback): TLSSocket {
     const socket = this.dial(host, port);
     const timer = setTimeout(() => socket.destroy(codedError("UND_ERR_CONNECT_TIMEOUT", `connect to ${host} timed out`)), timeoutMs);
     const onError = (err: Error): void => callback(err, null);

@@ -1,5 +1,3 @@
-import type { ObjectCannedACL, ServerSideEncryption, StorageClass } from "./sdk.js";
-
 /**
  * How an object is stored and who may read it (--acl, --grants, --sse,
  * --sse-kms-key-id, --website-redirect): set on every object s3x writes, a
@@ -38,7 +36,7 @@ export interface ObjectAttributes extends StorageSettings {
   expires?: Date;
 }
 
-/** An object's attributes as the headers the SDK writes for them (for direct PUTs and copies). */
+/** An object's attributes as the headers of a PUT, CreateMultipartUpload or copy. */
 export function attributeHeaders(attrs: ObjectAttributes): Record<string, string> {
   const headers: Record<string, string> = storageHeaders(attrs);
   if (attrs.contentType !== undefined) headers["content-type"] = attrs.contentType;
@@ -52,7 +50,7 @@ export function attributeHeaders(attrs: ObjectAttributes): Record<string, string
   return headers;
 }
 
-/** The headers of StorageSettings, as the SDK writes them. */
+/** The headers of StorageSettings. */
 export function storageHeaders(settings: StorageSettings): Record<string, string> {
   const headers: Record<string, string> = {};
   if (settings.acl !== undefined) headers["x-amz-acl"] = settings.acl;
@@ -61,33 +59,4 @@ export function storageHeaders(settings: StorageSettings): Record<string, string
   for (const [permission, grantee] of Object.entries(settings.grants ?? {})) headers[GRANT_HEADERS[permission as GrantPermission]] = grantee;
   if (settings.websiteRedirect !== undefined) headers["x-amz-website-redirect-location"] = settings.websiteRedirect;
   return headers;
-}
-
-/** StorageSettings as SDK input members. */
-export function storageInput(settings: StorageSettings) {
-  return {
-    ACL: settings.acl as ObjectCannedACL | undefined,
-    ServerSideEncryption: settings.sse as ServerSideEncryption | undefined,
-    SSEKMSKeyId: settings.sseKmsKeyId,
-    GrantRead: settings.grants?.read,
-    GrantReadACP: settings.grants?.readacl,
-    GrantWriteACP: settings.grants?.writeacl,
-    GrantFullControl: settings.grants?.full,
-    WebsiteRedirectLocation: settings.websiteRedirect,
-  };
-}
-
-/** ObjectAttributes as SDK input members (PutObject, CreateMultipartUpload, CopyObject). */
-export function attributeInput(attrs: ObjectAttributes) {
-  return {
-    ...storageInput(attrs),
-    ContentType: attrs.contentType,
-    StorageClass: attrs.storageClass as StorageClass | undefined,
-    Metadata: attrs.metadata,
-    CacheControl: attrs.cacheControl,
-    ContentEncoding: attrs.contentEncoding,
-    ContentDisposition: attrs.contentDisposition,
-    ContentLanguage: attrs.contentLanguage,
-    Expires: attrs.expires,
-  };
 }

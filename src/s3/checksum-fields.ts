@@ -1,4 +1,4 @@
-/** The checksum fields of S3 requests and answers: S3's names, the SDK's members, the x-amz-checksum-* headers. */
+/** The checksum fields of S3 requests and answers: S3's names and the x-amz-checksum-* headers. */
 
 /** The additional checksums S3 stores (x-amz-checksum-*), by S3's names. */
 export type ChecksumAlgorithm = "CRC32" | "CRC32C" | "CRC64NVME" | "SHA256";
@@ -21,13 +21,8 @@ const CHECKSUM_FIELDS: Record<ChecksumAlgorithm, ChecksumField> = {
   SHA256: "ChecksumSHA256",
 };
 
-/** The SDK input member that carries a checksum (sent as x-amz-checksum-<alg>, a header, never a trailer). */
-export function checksumInput(value: ChecksumValue | undefined): Partial<Record<ChecksumField, string>> {
-  return value ? { [CHECKSUM_FIELDS[value.algorithm]]: value.base64 } : {};
-}
-
 /** The checksum a response carries, if any (only one algorithm is stored per object). */
-export function checksumOutput(out: Partial<Record<ChecksumField, string>> & { ChecksumType?: string }): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
+function checksumOutput(out: Partial<Record<ChecksumField, string>> & { ChecksumType?: string }): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
   for (const [algorithm, field] of Object.entries(CHECKSUM_FIELDS) as [ChecksumAlgorithm, ChecksumField][]) {
     const base64 = out[field];
     if (base64) {
@@ -50,7 +45,7 @@ export function checksumFromHeaders(headers: Record<string, string>): { checksum
   });
 }
 
-/** The header that carries a PUT's checksum for the server to check (as the SDK writes it). */
+/** The header that carries a PUT's checksum for the server to check. */
 export function addChecksumHeader(headers: Record<string, string>, checksum: ChecksumValue | undefined): void {
   if (checksum) headers[`x-amz-checksum-${checksum.algorithm.toLowerCase()}`] = checksum.base64;
 }

@@ -1,23 +1,16 @@
-import { S3Client, type S3ClientConfig } from "./sdk.js";
-import { NoAuthSigner } from "@smithy/core";
-import { fromEnv } from "@aws-sdk/credential-provider-env";
-import { PooledRequestHandler } from "../net/http-handler.js";
-import { carrySignals, signalAwareHandler } from "./request.js";
-import { requestStoredChecksums } from "./checksum-mode.js";
-import { installContentMd5 } from "./content-md5.js";
-import { readListingsDirectly } from "./list-xml.js";
-import { learnBucketRoutes } from "./bucket-routes.js";
-import { followRegionRedirects } from "./region-redirects.js";
-import { installRequestSettings, type RequestSettings } from "./request-headers.js";
-import { signPayloads, signsPayloadUnder, type PayloadSigning } from "./payload-signing.js";
 import { HostDirectory, type NetOptions, type AddressStats } from "../net/pools.js";
+import { Transport } from "../net/transport.js";
+import { S3Requester, type CredentialSource } from "./request.js";
 import { explainedCredentials, type CredentialProvider } from "./credentials.js";
+import type { RequestSettings } from "./request-headers.js";
+import type { PayloadSigning } from "./payload-signing.js";
+import type { SigningCredentials } from "./sigv4.js";
 
 /** How to reach S3: the aws-cli style connection settings. */
 export interface S3Settings {
-  /** Signing region, resolved as aws-cli does (cli/aws-config); us-east-1 when not given. The SDK's own lookup is not used. */
+  /** Signing region, resolved as aws-cli does (cli/aws-config); us-east-1 when not given. */
   region?: string;
-  /** Custom endpoint, already resolved; undefined for AWS. The SDK's own endpoint lookup is turned off. */
+  /** Custom endpoint, already resolved; undefined for AWS. */
   endpointUrl?: string;
   /** Named profile for the SDK's credential chain. */
   profile?: string;
@@ -35,132 +28,74 @@ export interface S3Settings {
   requests?: RequestSettings;
 }
 
-export { signPayloads, type PayloadSigning };
+export type { PayloadSigning };
 
-/** An S3 client whose every byte goes through s3x's own connection pools. */
+/** One run's way to S3: the request layer over s3x's own connection pools. */
 export interface S3Connection {
-  client: S3Client;
+  s3: S3Requester;
   addressStats(): Promise<AddressStats[]>;
   close(): Promise<void>;
 }
 
 export function connect(settings: S3Settings): S3Connection {
   const pools = new HostDirectory(settings.net);
-  const config: S3ClientConfig = {
-    requestHandler: signalAwareHandler(new PooledRequestHandler(pools, settings.net.ownHttp === false ? undefined : settings.net)),
-    // Reuse the resolved middleware stack per command (see s3/request.ts).
-    cacheMiddleware: true,
-    // s3x retries per part with its own policy (engine/retry); SDK retries
-    // would multiply attempts and hide which address failed.
-    maxAttempts: 1,
-    // Every S3-compatible server we know rejects or corrupts the SDK's default
-    // aws-chunked uploads with checksum trailers: send plain known-length bodies.
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    responseChecksumValidation: "WHEN_REQUIRED",
-    forcePathStyle: settings.forcePathStyle ?? settings.endpointUrl !== undefined,
-  };
-  config.region = settings.region ?? "us-east-1";
-  // The endpoint was resolved as aws-cli does (the SDK's lookup knows no --profile).
-  config.ignoreConfiguredEndpointUrls = true;
-  if (settings.endpointUrl) config.endpoint = settings.endpointUrl;
-  else if (settings.useAccelerateEndpoint) config.useAccelerateEndpoint = true;
-  if (settings.profile) config.profile = settings.profile;
-  // The SDK's chain skips $AWS_ACCESS_KEY_ID whenever $AWS_PROFILE is set; aws-cli uses it then too.
-  if (settings.credentialsFromEnvironment) config.credentials = fromEnv();
-  // The chain would print a multi-line console warning when --profile and $AWS_ACCESS_KEY_ID are both set
-  // (aws-cli uses the profile then, silently): its warnings go to a silent logger instead.
-  config.logger = SILENT_LOGGER;
-  if (settings.noSignRequest) {
-    config.httpAuthSchemes = [{ schemeId: "smithy.api#noAuth", identityProvider: () => async () => ({}), signer: new NoAuthSigner() }];
-    config.httpAuthSchemeProvider = () => [{ schemeId: "smithy.api#noAuth" }];
-  }
-  const client = new S3Client(config);
-  // Read by the signers on every request (and by s3/request.ts, s3/presign.ts): a failing profile says what failed.
-  if (!settings.noSignRequest && !settings.credentialsFromEnvironment) {
-    const resolved = client.config as unknown as { credentials: CredentialProvider };
-    resolved.credentials = explainedCredentials(resolved.credentials, settings.profile);
-  }
-  trimPerRequestWork(client);
-  reuseSigners(client);
-  signPayloads(client, settings.payloadSigning ?? "auto");
-  requestStoredChecksums(client);
-  installContentMd5(client);
-  readListingsDirectly(client);
-  carrySignals(client);
-  if (settings.requests) installRequestSettings(client, settings.requests);
-  followRegionRedirects(client);
-  // Anonymous requests stay with the SDK (direct GETs are signed).
-  const payloadSigning = settings.payloadSigning ?? "auto";
-  if (!settings.noSignRequest) learnBucketRoutes(client, (protocol, checksumChecked) => signsPayloadUnder(payloadSigning, protocol, checksumChecked));
-  return {
-    client,
-    addressStats: () => pools.stats(),
-    async close() {
-      client.destroy();
-      await pools.close();
+  const transport = new Transport(pools, settings.net);
+  const region = settings.region ?? "us-east-1";
+  const s3 = new S3Requester(
+    {
+      endpoint: {
+        region,
+        endpointUrl: settings.endpointUrl,
+        forcePathStyle: settings.forcePathStyle ?? settings.endpointUrl !== undefined,
+        accelerate: settings.endpointUrl === undefined && settings.useAccelerateEndpoint === true,
+      },
+      credentials: settings.noSignRequest ? undefined : credentialSource(settings, region),
+      payloadSigning: settings.payloadSigning ?? "auto",
+      requests: settings.requests,
     },
-  };
+    transport,
+  );
+  return { s3, addressStats: () => pools.stats(), close: () => transport.close() };
 }
 
-/** Discards the SDK's log lines (its logger middleware is removed too: trimPerRequestWork). */
+/** Discards the credential chain's log lines (it would warn on --profile with $AWS_ACCESS_KEY_ID set; aws-cli is silent). */
 const SILENT_LOGGER = { trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
-/** Sent as User-Agent and x-amz-user-agent on every request; built once. */
-const USER_AGENT = `s3x aws-sdk-js lang/js md/nodejs#${process.versions.node} os/${process.platform}`;
-
 /**
- * Middleware that costs CPU on every request and does nothing for s3x.
- * Small objects and listings are bound by per-request CPU (a profile of
- * 2,000 × 64 KiB downloads: the SDK's middleware ~0.8 ms per request), so:
- *  - the logger middleware filters every input and output through its
- *    schema for sensitive fields even when the logger is a no-op (~0.1 ms);
- *  - the retry middleware acquires and releases retry tokens although s3x
- *    sends each attempt itself with maxAttempts 1 (engine/retry, engine/pacer);
- *  - the user-agent middleware rebuilds and escapes the same string every
- *    time: it is set once here instead (it is metadata for server logs).
+ * The run's credentials: the environment's keys alone, or the AWS SDK's
+ * provider chain for the profile (SSO, credential_process, web identity,
+ * role chains, IMDS), loaded at the first request that needs it so that a
+ * run with keys in the environment never loads it. Failures name the
+ * profile and the provider (s3/credentials.ts).
  */
-export function trimPerRequestWork(client: S3Client): void {
-  client.middlewareStack.remove("loggerMiddleware");
-  // Signing is placed relative to "retryMiddleware": a pass-through keeps its place.
-  client.middlewareStack.remove("retryMiddleware");
-  client.middlewareStack.add((next) => next, { step: "finalizeRequest", name: "retryMiddleware", tags: ["RETRY"], priority: "high" });
-  client.middlewareStack.remove("getUserAgentMiddleware");
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const request = args.request as { headers?: Record<string, string> } | undefined;
-      if (request?.headers) {
-        request.headers["user-agent"] = USER_AGENT;
-        request.headers["x-amz-user-agent"] = USER_AGENT;
-      }
-      return next(args);
-    },
-    { step: "build", name: "s3xUserAgent" },
-  );
+function credentialSource(settings: S3Settings, region: string): CredentialSource {
+  if (settings.credentialsFromEnvironment) return memoized(environmentCredentials);
+  let chain: Promise<CredentialProvider> | undefined;
+  const load = async (): Promise<CredentialProvider> => {
+    const { defaultProvider } = await import("@aws-sdk/credential-provider-node");
+    const sdkChain = defaultProvider({ profile: settings.profile, logger: SILENT_LOGGER, parentClientConfig: { region } }) as CredentialProvider;
+    return explainedCredentials(sdkChain, settings.profile);
+  };
+  return async () => (await (chain ??= load()))();
 }
 
-type SignerProvider = (authScheme?: { name?: string; signingRegion?: string; signingName?: string; signingRegionSet?: string[] }) => Promise<unknown>;
-
 /**
- * The SDK builds a new SigV4 signer for every request (spreading the whole
- * client configuration into it), and with it a new signing-key cache, so
- * every request derives its signing key again: four HMACs plus one more for
- * the cache key. One signer per auth scheme keeps the derived key for the day
- * (credentials are still read from the provider on every request, so they
- * refresh as before, and the key cache is keyed by them).
+ * The environment's keys, as the SDK's fromEnv reads them. The signer
+ * cache is keyed by the credentials object (s3/sigv4.ts), so the same
+ * object is handed out every time: memoized.
  */
-export function reuseSigners(client: S3Client): void {
-  const config = client.config as unknown as { signer?: SignerProvider };
-  const original = config.signer;
-  if (typeof original !== "function") return;
-  const signers = new Map<string, Promise<unknown>>();
-  config.signer = (authScheme) => {
-    const key = `${authScheme?.name}|${authScheme?.signingRegion}|${authScheme?.signingName}|${authScheme?.signingRegionSet?.join(",")}`;
-    let signer = signers.get(key);
-    if (!signer) {
-      signer = original(authScheme);
-      signers.set(key, signer);
-      signer.catch(() => signers.delete(key));
-    }
-    return signer;
+async function environmentCredentials(): Promise<SigningCredentials & { expiration?: Date }> {
+  const { fromEnv } = await import("@aws-sdk/credential-provider-env");
+  return fromEnv()();
+}
+
+/** A provider whose answer is kept until five minutes before it expires (a failure is not kept). */
+function memoized(provider: () => Promise<SigningCredentials & { expiration?: Date }>): CredentialSource {
+  let held: Promise<SigningCredentials & { expiration?: Date }> | undefined;
+  return async () => {
+    const current = held ? await held.catch(() => undefined) : undefined;
+    if (current && (!current.expiration || current.expiration.getTime() - Date.now() > 5 * 60_000)) return current;
+    held = provider();
+    return held;
   };
 }

@@ -1,50 +1,46 @@
-import { CopyObjectCommand, UploadPartCopyCommand, type S3Client } from "./sdk.js";
-import { attributeHeaders, attributeInput, type ObjectAttributes, type StorageSettings } from "./attributes.js";
+import { attributeHeaders, type ObjectAttributes, type StorageSettings } from "./attributes.js";
 import type { Call, ObjectRef } from "./object-ref.js";
-import { canSendDirectly } from "./bucket-routes.js";
-import { directCopy, send } from "./request.js";
+import { textOf, type S3Requester } from "./request.js";
+import { failureInOk } from "./object-write.js";
+import { childText, xmlRoot } from "./xml.js";
+import { encodeKey } from "./route.js";
 
 /** Server-side copies: CopyObject, and UploadPartCopy for copies made in parts. */
 
 /** `bucket/key` URL-encoded for x-amz-copy-source, keeping the slashes. */
 function copySource(ref: ObjectRef): string {
-  return `${ref.bucket}/${ref.key.split("/").map(encodeURIComponent).join("/")}`;
+  return `${ref.bucket}/${encodeKey(ref.key)}`;
 }
 
 /**
  * CopyObject. With `attrs` the copy gets those attributes (metadata
  * directive REPLACE); without, the source's (COPY), and `storage` alone.
+ * Resolves once the copy is done: S3 may still fail it after answering
+ * 200, in the body (failureInOk).
  */
 export async function copyObject(
-  client: S3Client,
+  s3: S3Requester,
   source: ObjectRef,
   dest: ObjectRef,
   attrs: ObjectAttributes | undefined,
   sourceEtag: string | undefined,
   call: Call & { storage?: StorageSettings } = {},
 ): Promise<void> {
-  const written: ObjectAttributes = attrs ?? call.storage ?? {};
-  if (canSendDirectly(client, dest.bucket)) {
-    // The headers the SDK writes for the input below (s3/request.ts).
-    const headers = attributeHeaders(written);
-    headers["x-amz-copy-source"] = copySource(source);
-    headers["x-amz-metadata-directive"] = attrs ? "REPLACE" : "COPY";
-    if (sourceEtag) headers["x-amz-copy-source-if-match"] = sourceEtag;
-    return directCopy(client, dest.bucket, dest.key, headers, call.signal);
-  }
-  await send(client, new CopyObjectCommand({
-      Bucket: dest.bucket,
-      Key: dest.key,
-      CopySource: copySource(source),
-      CopySourceIfMatch: sourceEtag || undefined,
-      // Keep the source's metadata unless the user gave new attributes.
-      MetadataDirective: attrs ? "REPLACE" : "COPY",
-      ...attributeInput(written),
-    }), call.signal);
+  const headers = attributeHeaders(attrs ?? call.storage ?? {});
+  headers["x-amz-copy-source"] = copySource(source);
+  // Keep the source's metadata unless the user gave new attributes.
+  headers["x-amz-metadata-directive"] = attrs ? "REPLACE" : "COPY";
+  if (sourceEtag) headers["x-amz-copy-source-if-match"] = sourceEtag;
+  const response = await s3.send({ operation: "CopyObject", method: "PUT", bucket: dest.bucket, key: dest.key, headers, body: NO_BODY, kind: "copy" }, call);
+  const failure = failureInOk(response, await textOf(response), "CopyObject", true);
+  if (failure) throw failure;
 }
 
+/** What a copy sends as payload: nothing, with Content-Length 0. */
+const NO_BODY = Buffer.alloc(0);
+
 export async function uploadPartCopy(
-  client: S3Client,
+  s3: S3Requester,
   source: ObjectRef,
   dest: ObjectRef,
   uploadId: string,
@@ -53,16 +49,14 @@ export async function uploadPartCopy(
   sourceEtag: string,
   call: Call = {},
 ): Promise<string> {
-  const out = await send(client, new UploadPartCopyCommand({
-      Bucket: dest.bucket,
-      Key: dest.key,
-      UploadId: uploadId,
-      PartNumber: partNumber,
-      CopySource: copySource(source),
-      CopySourceRange: `bytes=${range.start}-${range.end}`,
-      CopySourceIfMatch: sourceEtag || undefined,
-    }), call.signal);
-  const etag = out.CopyPartResult?.ETag;
+  const headers: Record<string, string> = { "x-amz-copy-source": copySource(source), "x-amz-copy-source-range": `bytes=${range.start}-${range.end}` };
+  if (sourceEtag) headers["x-amz-copy-source-if-match"] = sourceEtag;
+  const query = { partNumber: String(partNumber), uploadId };
+  const response = await s3.send({ operation: "UploadPartCopy", method: "PUT", bucket: dest.bucket, key: dest.key, query, headers, body: NO_BODY, kind: "copy" }, call);
+  const text = await textOf(response);
+  const failure = failureInOk(response, text, "UploadPartCopy", true);
+  if (failure) throw failure;
+  const etag = childText(xmlRoot(text, "CopyPartResult"), "ETag");
   if (!etag) throw new Error(`UploadPartCopy ${partNumber} returned no ETag`);
   return etag;
 }

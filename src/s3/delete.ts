@@ -1,6 +1,6 @@
-import { send } from "./request.js";
-import { demandsContentMd5, withContentMd5 } from "./content-md5.js";
-import { DeleteObjectCommand, DeleteObjectsCommand, type S3Client } from "./sdk.js";
+import { createHash } from "node:crypto";
+import { drain, textOf, type Call, type S3Requester } from "./request.js";
+import { childText, children, escapeXml, xmlRoot } from "./xml.js";
 
 /** Deleting objects: one key (DeleteObject), or up to 1,000 in one request (DeleteObjects). */
 
@@ -10,31 +10,25 @@ export interface DeleteFailure {
   message: string;
 }
 
-/** Clients whose server refused DeleteObjects without Content-MD5 (see s3/content-md5.ts). */
-const contentMd5Clients = new WeakSet<S3Client>();
-
 /**
  * Deletes up to 1,000 keys in one request; returns the per-key failures.
- * A server that demands Content-MD5 gets it from then on, and this request
- * is sent again at once with it.
+ * S3 requires a checksum of the document: Content-MD5, which every
+ * S3-compatible server we know accepts (some take nothing else).
  */
-export async function deleteObjects(client: S3Client, bucket: string, keys: string[], signal?: AbortSignal): Promise<DeleteFailure[]> {
-  const input = () => ({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } });
-  let out;
-  if (contentMd5Clients.has(client)) {
-    out = await send(client, new DeleteObjectsCommand(withContentMd5(input())), signal);
-  } else {
-    try {
-      out = await send(client, new DeleteObjectsCommand(input()), signal);
-    } catch (err) {
-      if (!demandsContentMd5(err)) throw err;
-      contentMd5Clients.add(client);
-      out = await send(client, new DeleteObjectsCommand(withContentMd5(input())), signal);
-    }
-  }
-  return (out.Errors ?? []).map((e) => ({ key: e.Key ?? "", code: e.Code ?? "Error", message: e.Message || e.Code || "delete failed" }));
+export async function deleteObjects(s3: S3Requester, bucket: string, keys: string[], call: Call = {}): Promise<DeleteFailure[]> {
+  const objects = keys.map((key) => `<Object><Key>${escapeXml(key)}</Key></Object>`).join("");
+  const body = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${objects}<Quiet>true</Quiet></Delete>`, "utf8");
+  const headers = { "content-type": "application/xml", "content-md5": createHash("md5").update(body).digest("base64") };
+  const response = await s3.send({ operation: "DeleteObjects", method: "POST", bucket, query: { delete: "" }, headers, body, payload: "document" }, call);
+  const text = await textOf(response);
+  const result = xmlRoot(text, "DeleteResult");
+  if (!result) throw new Error("DeleteObjects answered with a document that is not a DeleteResult");
+  return children(result, "Error").map((e) => {
+    const code = childText(e, "Code") || "Error";
+    return { key: childText(e, "Key") ?? "", code, message: childText(e, "Message") || code || "delete failed" };
+  });
 }
 
-export async function deleteObject(client: S3Client, bucket: string, key: string, signal?: AbortSignal): Promise<void> {
-  await send(client, new DeleteObjectCommand({ Bucket: bucket, Key: key }), signal);
+export async function deleteObject(s3: S3Requester, bucket: string, key: string, call: Call = {}): Promise<void> {
+  await drain(await s3.send({ operation: "DeleteObject", method: "DELETE", bucket, key }, call));
 }

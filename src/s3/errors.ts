@@ -108,8 +108,14 @@ function cleanMessage(message: string | undefined): string | undefined {
   return message.split("\n")[0];
 }
 
-/** An S3 error document (or none) as an SDK-shaped error (see errorOf). */
-export function errorFromText(statusCode: number, headers: Record<string, string>, text: string): Error {
+/**
+ * The error a non-2xx answer stands for: the S3 error document's Code and
+ * Message (none: the status says it), with the HTTP status in
+ * $metadata.httpStatusCode and the answer's headers, in the shape
+ * describeFailure reads (the AWS SDK's, which aws-cli-minded code and
+ * tests know).
+ */
+export function errorFromText(statusCode: number, headers: Record<string, string>, text: string, operation?: string): Error {
   const code = xmlText(/<Code>([^<]*)<\/Code>/.exec(text)?.[1]);
   const message = xmlText(/<Message>([^<]*)<\/Message>/.exec(text)?.[1]);
   return Object.assign(new Error(message || code || `HTTP ${statusCode}`), {
@@ -117,6 +123,8 @@ export function errorFromText(statusCode: number, headers: Record<string, string
     Code: code,
     $fault: statusCode >= 500 ? "server" : "client",
     $metadata: { httpStatusCode: statusCode, requestId: headers["x-amz-request-id"] },
+    $response: { statusCode, headers },
+    operation,
   });
 }
 

@@ -1,44 +1,47 @@
-import type { S3Client } from "@aws-sdk/client-s3";
-import { readAll } from "./body.js";
+import { childBoolean, childNumber, childText, children, xmlRoot } from "./xml.js";
 
 /**
  * ListObjectsV2 answers read by a small XML reader of s3x's own.
  *
- * The SDK parses every answer into a generic tree and then walks it against
- * the operation's schema: a page of 1,000 keys costs 12 ms of CPU through
- * the SDK and 5 ms with this reader, request building and signing included
- * (npm run bench:list-xml), for a listing or a no-op sync most of the client's work
- * (end to end, `ls -r` of 10,000 keys: 0.38 CPU-s against 0.94 with the
- * SDK's parser, 7 interleaved pairs, bench/ab.ts). An S3 listing is a flat, regular document
+ * Through a generic XML parser and a schema walk (the AWS SDK's way), a page
+ * of 1,000 keys cost 12 ms of CPU, and 5 ms with this reader, request
+ * building and signing included (npm run bench:list-xml); for a listing or a
+ * no-op sync that is most of the client's work (end to end, `ls -r` of
+ * 10,000 keys: 0.38 CPU-s against 0.94 with the SDK's parser, 7 interleaved
+ * pairs, bench/ab.ts). An S3 listing is a flat, regular document
  * (`<Contents>` blocks of a few text elements), so s3x reads the fields it
- * uses straight out of the text. The SDK still builds, signs and sends the
- * request and still parses everything else: errors (any status but 200),
- * and any answer this reader does not recognise, go to its own parser.
+ * uses straight out of the text. Any answer this reader does not recognise
+ * goes to the library (fast-xml-parser, s3/xml.ts).
  */
-export function readListingsDirectly(client: S3Client): void {
-  const protocol = (client.config as unknown as { protocol?: { deserializeResponse?: DeserializeResponse } }).protocol;
-  const original = protocol?.deserializeResponse;
-  if (!protocol || typeof original !== "function") return;
-  const sdkParse = original.bind(protocol);
-  protocol.deserializeResponse = async (operation, context, response) => {
-    if (operation?.name !== "ListObjectsV2" || response.statusCode !== 200 || response.body === undefined) return sdkParse(operation, context, response);
-    const bytes = await readAll(response.body);
-    const output = parseListObjectsV2(bytes.toString("utf8"));
-    if (!output) {
-      // Not the document we know: the SDK's parser decides (errors included).
-      response.body = bytes;
-      return sdkParse(operation, context, response);
-    }
-    return { ...output, $metadata: { httpStatusCode: 200, requestId: header(response.headers, "x-amz-request-id"), attempts: 1, totalRetryDelay: 0 } };
-  };
+export function readListing(xml: string): ListObjectsV2Fields | undefined {
+  return parseListObjectsV2(xml) ?? listingThroughLibrary(xml);
 }
 
-type DeserializeResponse = (operation: { name?: string } | undefined, context: unknown, response: RawResponse) => Promise<unknown>;
-
-interface RawResponse {
-  statusCode: number;
-  headers: Record<string, string | undefined>;
-  body?: unknown;
+/** The same fields, read by the library: for documents the reader above does not take. */
+export function listingThroughLibrary(xml: string): ListObjectsV2Fields | undefined {
+  const result = xmlRoot(xml, "ListBucketResult");
+  const truncated = childBoolean(result, "IsTruncated");
+  if (!result || truncated === undefined) return undefined;
+  const contents = children(result, "Contents").map((c) => {
+    const lastModified = childText(c, "LastModified");
+    return { Key: childText(c, "Key") as string, LastModified: lastModified === undefined ? undefined : new Date(lastModified), ETag: childText(c, "ETag"), Size: childNumber(c, "Size"), StorageClass: childText(c, "StorageClass") };
+  });
+  const prefixes = children(result, "CommonPrefixes").map((p) => ({ Prefix: childText(p, "Prefix") as string }));
+  const output: ListObjectsV2Fields = {
+    IsTruncated: truncated,
+    Name: childText(result, "Name"),
+    Prefix: childText(result, "Prefix"),
+    Delimiter: childText(result, "Delimiter"),
+    KeyCount: childNumber(result, "KeyCount"),
+    MaxKeys: childNumber(result, "MaxKeys"),
+    ContinuationToken: childText(result, "ContinuationToken"),
+    NextContinuationToken: childText(result, "NextContinuationToken"),
+    StartAfter: childText(result, "StartAfter"),
+  };
+  if (contents.length > 0) output.Contents = contents;
+  if (prefixes.length > 0) output.CommonPrefixes = prefixes;
+  for (const name of Object.keys(output) as (keyof ListObjectsV2Fields)[]) if (output[name] === undefined) delete output[name];
+  return output;
 }
 
 /** The fields of ListObjectsV2's output that this reader fills (the SDK's names and types). */
@@ -59,7 +62,7 @@ export interface ListObjectsV2Fields {
 /**
  * Reads a ListBucketResult document; undefined when it is not one this
  * reader understands, or when its KeyCount disagrees with the keys and
- * prefixes read (then the SDK's parser takes over). Top-level fields
+ * prefixes read (then the library reads it: readListing). Top-level fields
  * are read outside the `<Contents>` and `<CommonPrefixes>` blocks, which
  * have a `<Prefix>` of their own.
  */
@@ -68,7 +71,7 @@ export function parseListObjectsV2(xml: string): ListObjectsV2Fields | undefined
   const end = xml.lastIndexOf("</ListBucketResult>");
   if (root < 0 || end < root) return undefined;
   // Anything but plain tags and the five entities (attributes, whitespace in
-  // a tag, CDATA, comments, other entities, CR line ends): the SDK's parser
+  // a tag, CDATA, comments, other entities, CR line ends): the library
   // reads it. A `<Contents xmlns="">` read as text would lose every key.
   const body = xml.slice(xml.indexOf(">", root) + 1, end);
   if (NOT_A_PLAIN_TAG.test(body) || UNKNOWN_ENTITY.test(body) || body.includes("\r")) return undefined;
@@ -128,7 +131,7 @@ export function parseListObjectsV2(xml: string): ListObjectsV2Fields | undefined
     NextContinuationToken: text(topLevel, tag("NextContinuationToken")),
     StartAfter: text(topLevel, tag("StartAfter")),
   };
-  // A count that disagrees with what was read: the SDK's parser reads it (and s3/list.ts checks again).
+  // A count that disagrees with what was read: the library reads it (and s3/list.ts checks again).
   if (output.KeyCount !== undefined && output.KeyCount !== contents.length + prefixes.length) return undefined;
   if (contents.length > 0) output.Contents = contents;
   if (prefixes.length > 0) output.CommonPrefixes = prefixes;
@@ -186,9 +189,4 @@ function decodeEntities(raw: string): string {
     if (entity[0] !== "#") return NAMED_ENTITIES[entity];
     return String.fromCodePoint(entity[1] === "x" ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10));
   });
-}
-
-function header(headers: Record<string, string | undefined>, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
-  return undefined;
 }

@@ -1,5 +1,6 @@
-import { send } from "./request.js";
-import { ListBucketsCommand, ListMultipartUploadsCommand, ListObjectsV2Command, type S3Client } from "./sdk.js";
+import { textOf, type Call, type S3Requester } from "./request.js";
+import { readListing } from "./list-xml.js";
+import { child, childBoolean, childText, children, xmlRoot } from "./xml.js";
 
 export interface ListedObject {
   key: string;
@@ -44,16 +45,23 @@ export async function* listPages(
 }
 
 export async function listObjectsPage(
-  client: S3Client,
+  s3: S3Requester,
   bucket: string,
   prefix: string,
-  options: { delimiter?: string; token?: string; startAfter?: string; maxKeys?: number; signal?: AbortSignal },
+  options: { delimiter?: string; token?: string; startAfter?: string; maxKeys?: number } & Call,
 ): Promise<ListPage & { nextToken?: string }> {
-  const input = { Bucket: bucket, Prefix: prefix || undefined, Delimiter: options.delimiter, ContinuationToken: options.token, StartAfter: options.startAfter, MaxKeys: options.maxKeys };
-  const out = await send(client, new ListObjectsV2Command(input), options.signal);
+  const query: Record<string, string> = { "list-type": "2" };
+  if (prefix) query.prefix = prefix;
+  if (options.delimiter !== undefined) query.delimiter = options.delimiter;
+  if (options.token !== undefined) query["continuation-token"] = options.token;
+  if (options.startAfter !== undefined) query["start-after"] = options.startAfter;
+  if (options.maxKeys !== undefined) query["max-keys"] = String(options.maxKeys);
+  const response = await s3.send({ operation: "ListObjectsV2", method: "GET", bucket, query }, options);
+  const out = readListing(await textOf(response));
+  if (!out) throw new ListingPageError("the answer is not a ListBucketResult");
   checkListingPage(out, prefix);
   return {
-    objects: (out.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
+    objects: (out.Contents ?? []).map((o) => ({ key: o.Key, size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0), etag: o.ETag ?? "" })),
     prefixes: (out.CommonPrefixes ?? []).map((p) => p.Prefix ?? ""),
     nextToken: out.IsTruncated ? out.NextContinuationToken : undefined,
   };
@@ -97,9 +105,14 @@ export function checkListingPage(out: PageFields, prefix = ""): void {
   if (outside !== undefined) throw new ListingPageError(`it names ${JSON.stringify(outside)}, outside the prefix ${JSON.stringify(prefix)} that was listed`);
 }
 
-export async function listBuckets(client: S3Client): Promise<{ name: string; created?: Date }[]> {
-  const out = await send(client, new ListBucketsCommand({}));
-  return (out.Buckets ?? []).map((b) => ({ name: b.Name ?? "", created: b.CreationDate }));
+export async function listBuckets(s3: S3Requester, call: Call = {}): Promise<{ name: string; created?: Date }[]> {
+  const response = await s3.send({ operation: "ListBuckets", method: "GET" }, call);
+  const result = xmlRoot(await textOf(response), "ListAllMyBucketsResult");
+  if (!result) throw new Error("ListBuckets answered with a document that is not a ListAllMyBucketsResult");
+  return children(child(result, "Buckets"), "Bucket").map((b) => {
+    const created = childText(b, "CreationDate");
+    return { name: childText(b, "Name") ?? "", created: created === undefined ? undefined : new Date(created) };
+  });
 }
 
 export interface InProgressUpload {
@@ -110,18 +123,28 @@ export interface InProgressUpload {
 
 /** One page of ListMultipartUploads. */
 export async function listUploadsPage(
-  client: S3Client,
+  s3: S3Requester,
   bucket: string,
   prefix: string,
   marker: { key?: string; uploadId?: string },
-  signal?: AbortSignal,
+  call: Call = {},
 ): Promise<{ uploads: InProgressUpload[]; next?: { key?: string; uploadId?: string } }> {
-  const out = await send(client, new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix || undefined, KeyMarker: marker.key, UploadIdMarker: marker.uploadId }), signal);
+  const query: Record<string, string> = { uploads: "" };
+  if (prefix) query.prefix = prefix;
+  if (marker.key !== undefined) query["key-marker"] = marker.key;
+  if (marker.uploadId !== undefined) query["upload-id-marker"] = marker.uploadId;
+  const response = await s3.send({ operation: "ListMultipartUploads", method: "GET", bucket, query }, call);
+  const result = xmlRoot(await textOf(response), "ListMultipartUploadsResult");
+  if (!result) throw new ListingPageError("the answer is not a ListMultipartUploadsResult");
+  const uploads = children(result, "Upload").map((u) => {
+    const initiated = childText(u, "Initiated");
+    return { key: childText(u, "Key") ?? "", uploadId: childText(u, "UploadId") ?? "", initiated: initiated === undefined ? undefined : new Date(initiated) };
+  });
   // rm --uploads aborts what is listed: an upload of a key outside the prefix is not its to abort.
-  const outside = out.Uploads?.find((u) => !(u.Key ?? "").startsWith(prefix));
-  if (outside) throw new ListingPageError(`it names an upload of ${JSON.stringify(outside.Key ?? "")}, outside the prefix ${JSON.stringify(prefix)} that was listed`);
+  const outside = uploads.find((u) => !u.key.startsWith(prefix));
+  if (outside) throw new ListingPageError(`it names an upload of ${JSON.stringify(outside.key)}, outside the prefix ${JSON.stringify(prefix)} that was listed`);
   return {
-    uploads: (out.Uploads ?? []).map((u) => ({ key: u.Key ?? "", uploadId: u.UploadId ?? "", initiated: u.Initiated })),
-    next: out.IsTruncated ? { key: out.NextKeyMarker, uploadId: out.NextUploadIdMarker } : undefined,
+    uploads,
+    next: childBoolean(result, "IsTruncated") ? { key: childText(result, "NextKeyMarker"), uploadId: childText(result, "NextUploadIdMarker") } : undefined,
   };
 }

@@ -1,9 +1,7 @@
-import { GetObjectCommand, HeadObjectCommand, type S3Client } from "./sdk.js";
 import type { ObjectAttributes } from "./attributes.js";
-import type { Call, ObjectRef } from "./object-ref.js";
-import { checksumFromHeaders, checksumOutput, type ChecksumType, type ChecksumValue } from "./checksum-fields.js";
-import { canSendDirectly } from "./bucket-routes.js";
-import { directGet, errorOf, send } from "./request.js";
+import type { ObjectRef } from "./object-ref.js";
+import { checksumFromHeaders, type ChecksumType, type ChecksumValue } from "./checksum-fields.js";
+import { drain, type Call, type S3Requester } from "./request.js";
 import { readBody, type BodyDestination } from "./read-body.js";
 
 /** Object reads: HEAD, and GETs of a range or a whole object into the caller's memory. */
@@ -23,19 +21,51 @@ export interface ObjectInfo {
   headers?: Pick<ObjectAttributes, "cacheControl" | "contentEncoding" | "contentDisposition" | "contentLanguage" | "expires">;
 }
 
+/**
+ * Asks for stored checksums on every GET and HEAD: servers that store none
+ * ignore the header. s3x checks the combined CRC of its ranges itself
+ * (engine/download).
+ */
+const CHECKSUM_MODE = { "x-amz-checksum-mode": "ENABLED" } as const;
+
 /** HEAD of an object, or with `partNumber` of one of its parts (size = that part's length). */
-export async function headObject(client: S3Client, ref: ObjectRef, call: Call & { ifMatch?: string; partNumber?: number } = {}): Promise<ObjectInfo> {
-  const out = await send(client, new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, IfMatch: call.ifMatch, PartNumber: call.partNumber }), call.signal);
+export async function headObject(s3: S3Requester, ref: ObjectRef, call: Call & { ifMatch?: string; partNumber?: number } = {}): Promise<ObjectInfo> {
+  const headers: Record<string, string> = { ...CHECKSUM_MODE };
+  if (call.ifMatch !== undefined) headers["if-match"] = call.ifMatch;
+  const query = call.partNumber === undefined ? undefined : { partNumber: String(call.partNumber) };
+  const response = await s3.send({ operation: "HeadObject", method: "HEAD", bucket: ref.bucket, key: ref.key, query, headers, kind: "read" }, call);
+  await drain(response);
+  const h = response.headers;
+  const metadata: Record<string, string> = {};
+  for (const name in h) if (name.startsWith("x-amz-meta-")) metadata[name.slice("x-amz-meta-".length)] = h[name];
   return {
-    size: out.ContentLength ?? 0,
-    etag: out.ETag ?? "",
-    lastModified: out.LastModified,
-    contentType: out.ContentType,
-    metadata: out.Metadata,
-    partsCount: out.PartsCount,
-    headers: { cacheControl: out.CacheControl, contentEncoding: out.ContentEncoding, contentDisposition: out.ContentDisposition, contentLanguage: out.ContentLanguage, expires: out.Expires },
-    ...checksumOutput(out),
+    size: numberOf(h["content-length"]) ?? 0,
+    etag: h.etag ?? "",
+    lastModified: dateOf(h["last-modified"]),
+    contentType: h["content-type"],
+    metadata,
+    partsCount: numberOf(h["x-amz-mp-parts-count"]),
+    headers: {
+      cacheControl: h["cache-control"],
+      contentEncoding: h["content-encoding"],
+      contentDisposition: h["content-disposition"],
+      contentLanguage: h["content-language"],
+      expires: dateOf(h.expires),
+    },
+    ...checksumFromHeaders(h),
   };
+}
+
+function numberOf(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
+function dateOf(text: string | undefined): Date | undefined {
+  if (text === undefined) return undefined;
+  const date = new Date(text);
+  return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
 export interface RangeRequest extends Call, BodyDestination {
@@ -92,14 +122,10 @@ export interface RangeResult {
   checksumType?: ChecksumType;
 }
 
-/**
- * A ranged GET whose body lands straight in the caller's buffer (or
- * slices); once the SDK has shown where the bucket's keys live, signed and
- * sent by s3x without the SDK's per-request work (s3/request.ts).
- */
-export async function getRange(client: S3Client, req: RangeRequest): Promise<RangeResult> {
+/** A ranged GET whose body lands straight in the caller's buffer (or slices). */
+export async function getRange(s3: S3Requester, req: RangeRequest): Promise<RangeResult> {
   const range = rangeOf(req);
-  const answer = canSendDirectly(client, req.ref.bucket) ? await getDirectly(client, req, range) : await getThroughSdk(client, req, range);
+  const answer = await get(s3, req, range);
   if (range !== undefined) checkRangeAnswer(req, range, answer);
   req.onEtag?.(answer.etag);
   if (range === undefined) checkFits(req, answer.contentLength, answer.body);
@@ -143,7 +169,7 @@ function checkRangeAnswer(req: RangeRequest, range: string, answer: GetAnswer): 
     const length = answer.contentLength;
     if (req.start === 0 && length !== undefined && length <= req.end + 1) return;
     const ignored = answer.status === 206 ? "" : " (it ignored the Range header)";
-    return refuse(`HTTP ${answer.status ?? 200}, ${length ?? "an unknown number of"} bytes, no Content-Range${ignored}`);
+    return refuse(`HTTP ${answer.status}, ${length ?? "an unknown number of"} bytes, no Content-Range${ignored}`);
   }
   let parsed: { start: number; end: number; total: number } | undefined;
   try {
@@ -160,8 +186,7 @@ function checkRangeAnswer(req: RangeRequest, range: string, answer: GetAnswer): 
 
 /** What getRange reads of a GET's answer, whichever way it was sent. */
 interface GetAnswer {
-  /** The HTTP status, when the way it was sent tells it. */
-  status?: number;
+  status: number;
   etag: string;
   contentLength?: number;
   contentRange?: string;
@@ -170,25 +195,19 @@ interface GetAnswer {
   body: unknown;
 }
 
-async function getThroughSdk(client: S3Client, req: RangeRequest, range: string | undefined): Promise<GetAnswer> {
-  const out = await send(client, new GetObjectCommand({ Bucket: req.ref.bucket, Key: req.ref.key, Range: range, IfMatch: req.ifMatch }), req.signal);
-  return { status: out.$metadata.httpStatusCode, etag: out.ETag ?? "", contentLength: out.ContentLength, contentRange: out.ContentRange, lastModified: out.LastModified, stored: checksumOutput(out), body: out.Body };
-}
-
-async function getDirectly(client: S3Client, req: RangeRequest, range: string | undefined): Promise<GetAnswer> {
-  // The headers the SDK path sends (s3/checksum-mode.ts asks for stored checksums there).
-  const headers: Record<string, string> = { "x-amz-checksum-mode": "ENABLED" };
+async function get(s3: S3Requester, req: RangeRequest, range: string | undefined): Promise<GetAnswer> {
+  const headers: Record<string, string> = { ...CHECKSUM_MODE };
   if (range !== undefined) headers.range = range;
   if (req.ifMatch !== undefined) headers["if-match"] = req.ifMatch;
-  const response = await directGet(client, req.ref.bucket, req.ref.key, headers, req.signal);
-  if (response.statusCode !== 200 && response.statusCode !== 206) throw await errorOf(response);
+  const expectedBytes = range === undefined ? 0 : req.end - req.start + 1;
+  const response = await s3.send({ operation: "GetObject", method: "GET", bucket: req.ref.bucket, key: req.ref.key, headers, kind: "read", expectedBytes }, req);
   const h = response.headers;
   return {
     status: response.statusCode,
     etag: h.etag ?? "",
-    contentLength: h["content-length"] === undefined ? undefined : Number(h["content-length"]),
+    contentLength: numberOf(h["content-length"]),
     contentRange: h["content-range"],
-    lastModified: h["last-modified"] === undefined ? undefined : new Date(h["last-modified"]),
+    lastModified: dateOf(h["last-modified"]),
     stored: checksumFromHeaders(h),
     body: response.body,
   };

@@ -4,7 +4,4 @@ export interface ObjectRef {
   key: string;
 }
 
-/** What every operation may be given: a signal that cancels it. */
-export interface Call {
-  signal?: AbortSignal;
-}
+export type { Call } from "./request.js";

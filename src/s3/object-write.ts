@@ -1,64 +1,31 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  ListPartsCommand,
-  PutObjectCommand,
-  UploadPartCommand,
-  type S3Client,
-} from "./sdk.js";
-import { attributeHeaders, attributeInput, type ObjectAttributes } from "./attributes.js";
+import { attributeHeaders, type ObjectAttributes } from "./attributes.js";
 import type { Call, ObjectRef } from "./object-ref.js";
-import {
-  addChecksumHeader,
-  checksumFromHeaders,
-  checksumInput,
-  checksumOutput,
-  type ChecksumCall,
-  type ChecksumType,
-  type ChecksumValue,
-  type MultipartChecksum,
-} from "./checksum-fields.js";
-import { canSendDirectly } from "./bucket-routes.js";
-import { directPut, directUploadPart, errorOf, send, type DirectResponse } from "./request.js";
-import { markChecksumChecked } from "./payload-signing.js";
+import { addChecksumHeader, checksumFromHeaders, type ChecksumCall, type ChecksumType, type ChecksumValue, type MultipartChecksum } from "./checksum-fields.js";
+import { drain, textOf, type S3Requester, type S3Response } from "./request.js";
+import { childBoolean, childNumber, childText, children, escapeXml, xmlRoot } from "./xml.js";
+import { errorFromText } from "./errors.js";
 
 /** Object writes: PutObject and the multipart upload calls (create, part, complete, list, abort). */
 
-export async function putObject(client: S3Client, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & ChecksumCall = {}): Promise<string> {
-  if (canSendDirectly(client, ref.bucket)) {
-    // The headers the SDK writes for this input (s3/request.ts); the ETag (and any echoed checksum) is all s3x reads back.
-    const headers = attributeHeaders(attrs);
-    addChecksumHeader(headers, call.checksum);
-    const response = await directPut(client, ref.bucket, ref.key, headers, body, call.signal, checkedChecksum(call));
-    const etag = (await etagOfDirectPut(response)) ?? "";
-    call.echoed?.(checksumFromHeaders(response.headers).checksum);
-    return etag;
-  }
-  const command = new PutObjectCommand({
-    Bucket: ref.bucket,
-    Key: ref.key,
-    Body: body,
-    ContentLength: body.length,
-    ...attributeInput(attrs),
-    ...checksumInput(call.checksum),
-  });
-  if (checkedChecksum(call)) markChecksumChecked(command.input);
-  const out = await send(client, command, call.signal);
-  call.echoed?.(checksumOutput(out).checksum);
-  return out.ETag ?? "";
+export async function putObject(s3: S3Requester, ref: ObjectRef, body: Buffer, attrs: ObjectAttributes, call: Call & ChecksumCall = {}): Promise<string> {
+  const headers = attributeHeaders(attrs);
+  addChecksumHeader(headers, call.checksum);
+  const response = await s3.send({ operation: "PutObject", method: "PUT", bucket: ref.bucket, key: ref.key, headers, body, payload: "data", kind: "write", checksumChecked: checkedChecksum(call) }, call);
+  await drain(response);
+  call.echoed?.(checksumFromHeaders(response.headers).checksum);
+  return response.headers.etag ?? "";
 }
 
-export async function createMultipartUpload(client: S3Client, ref: ObjectRef, attrs: ObjectAttributes, call: Call & { checksum?: MultipartChecksum } = {}): Promise<string> {
-  const out = await send(client, new CreateMultipartUploadCommand({
-      Bucket: ref.bucket,
-      Key: ref.key,
-      ...attributeInput(attrs),
-      ChecksumAlgorithm: call.checksum?.algorithm,
-      ChecksumType: call.checksum?.type,
-    }), call.signal);
-  if (!out.UploadId) throw new Error("CreateMultipartUpload returned no UploadId");
-  return out.UploadId;
+export async function createMultipartUpload(s3: S3Requester, ref: ObjectRef, attrs: ObjectAttributes, call: Call & { checksum?: MultipartChecksum } = {}): Promise<string> {
+  const headers = attributeHeaders(attrs);
+  if (call.checksum) {
+    headers["x-amz-checksum-algorithm"] = call.checksum.algorithm;
+    headers["x-amz-checksum-type"] = call.checksum.type;
+  }
+  const response = await s3.send({ operation: "CreateMultipartUpload", method: "POST", bucket: ref.bucket, key: ref.key, query: { uploads: "" }, headers, kind: "write" }, call);
+  const uploadId = childText(xmlRoot(await textOf(response), "InitiateMultipartUploadResult"), "UploadId");
+  if (!uploadId) throw new Error("CreateMultipartUpload returned no UploadId");
+  return uploadId;
 }
 
 export interface CompletedPart {
@@ -67,64 +34,62 @@ export interface CompletedPart {
   checksum?: ChecksumValue;
 }
 
-export async function uploadPart(client: S3Client, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call & ChecksumCall = {}): Promise<string> {
-  if (canSendDirectly(client, ref.bucket)) {
-    // As the SDK sends it (s3/request.ts), without its per-request work.
-    const headers: Record<string, string> = { "content-type": "application/octet-stream" };
-    addChecksumHeader(headers, call.checksum);
-    const response = await directUploadPart(client, ref.bucket, ref.key, uploadId, partNumber, headers, body, call.signal, checkedChecksum(call));
-    const etag = await etagOfDirectPut(response);
-    if (!etag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
-    call.echoed?.(checksumFromHeaders(response.headers).checksum);
-    return etag;
-  }
-  const command = new UploadPartCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length, ...checksumInput(call.checksum) });
-  if (checkedChecksum(call)) markChecksumChecked(command.input);
-  const out = await send(client, command, call.signal);
-  if (!out.ETag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
-  call.echoed?.(checksumOutput(out).checksum);
-  return out.ETag;
+export async function uploadPart(s3: S3Requester, ref: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: Call & ChecksumCall = {}): Promise<string> {
+  const headers: Record<string, string> = { "content-type": "application/octet-stream" };
+  addChecksumHeader(headers, call.checksum);
+  const query = { partNumber: String(partNumber), uploadId };
+  const response = await s3.send({ operation: "UploadPart", method: "PUT", bucket: ref.bucket, key: ref.key, query, headers, body, payload: "data", kind: "write", checksumChecked: checkedChecksum(call) }, call);
+  await drain(response);
+  const etag = response.headers.etag;
+  if (!etag) throw new Error(`UploadPart ${partNumber} returned no ETag`);
+  call.echoed?.(checksumFromHeaders(response.headers).checksum);
+  return etag;
 }
 
 export async function completeMultipartUpload(
-  client: S3Client,
+  s3: S3Requester,
   ref: ObjectRef,
   uploadId: string,
   parts: CompletedPart[],
   call: Call & { fullObjectChecksum?: ChecksumValue; checksumType?: ChecksumType } = {},
 ): Promise<void> {
   const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
-  // The SDK turns an error document inside a 200 response into a thrown error.
-  await send(client, new CompleteMultipartUploadCommand({
-      Bucket: ref.bucket,
-      Key: ref.key,
-      UploadId: uploadId,
-      MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag, ...checksumInput(p.checksum) })) },
-      // S3 checks a FULL_OBJECT value against the parts it stored and refuses the upload on a mismatch.
-      ...checksumInput(call.fullObjectChecksum),
-      ChecksumType: call.checksumType,
-    }), call.signal).catch((err: unknown) => {
-    throw answeredInOk(err);
-  });
+  const body = Buffer.from(completeDocument(sorted), "utf8");
+  const headers: Record<string, string> = { "content-type": "application/xml" };
+  // S3 checks a FULL_OBJECT value against the parts it stored and refuses the upload on a mismatch.
+  addChecksumHeader(headers, call.fullObjectChecksum);
+  if (call.checksumType) headers["x-amz-checksum-type"] = call.checksumType;
+  const response = await s3.send({ operation: "CompleteMultipartUpload", method: "POST", bucket: ref.bucket, key: ref.key, query: { uploadId }, headers, body, payload: "document" }, call);
+  const failure = failureInOk(response, await textOf(response), "CompleteMultipartUpload");
+  if (failure) throw failure;
 }
 
-/** The codes a server's 503 carries: those stay server failures, retried. */
+/** The CompleteMultipartUpload document: every part's number, ETag and checksum. */
+export function completeDocument(parts: CompletedPart[]): string {
+  const items = parts.map((p) => {
+    const checksum = p.checksum ? `<Checksum${p.checksum.algorithm}>${escapeXml(p.checksum.base64)}</Checksum${p.checksum.algorithm}>` : "";
+    // In the SDK's order, which every server we know has taken.
+    return `<Part><ETag>${escapeXml(p.etag)}</ETag>${checksum}<PartNumber>${p.partNumber}</PartNumber></Part>`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${items.join("")}</CompleteMultipartUpload>`;
+}
+
+/** The codes a server's failure inside a 200 carries that are transient: those become a 503, retried. */
 const UNAVAILABLE_CODES = new Set(["SlowDown", "ServiceUnavailable", "InternalError", "Throttling", "ThrottlingException", "RequestTimeout"]);
 
 /**
- * The SDK gives an <Error> document that arrived inside a 200 the status
- * 503, so every such error would be retried and reported as "HTTP 503".
- * Only the transient codes are a server's 503; any other (InvalidPart,
- * InvalidPartOrder, NoSuchUpload, EntityTooSmall…) is the server's final
- * word on this Complete: it gets back the status it came with.
+ * The error a 200 answer stands for, if any. S3 sends the 200 status of a
+ * CompleteMultipartUpload or a copy before the work is done, so one that
+ * fails late answers 200 with an <Error> document, or (a copy) with nothing
+ * if the connection was cut. A transient code (or nothing) is a server failure,
+ * status 503, retried; any other (InvalidPart, NoSuchUpload, EntityTooSmall…)
+ * is the server's final word and keeps the 200 it came with.
  */
-function answeredInOk(err: unknown): unknown {
-  const e = err as { Code?: string; name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
-  const code = e?.Code ?? e?.name;
-  if (e?.$metadata?.httpStatusCode === 503 && code && /^[A-Z][A-Za-z]+$/.test(code) && !UNAVAILABLE_CODES.has(code) && code !== "Unknown" && code !== "UnknownError") {
-    e.$metadata.httpStatusCode = 200;
-  }
-  return err;
+export function failureInOk(response: Pick<S3Response, "headers">, text: string, operation: string, emptyIsFailure = false): Error | undefined {
+  if (text.length === 0 && emptyIsFailure) return errorFromText(503, response.headers, "<Error><Code>InternalError</Code><Message>the request ended without an answer</Message></Error>", operation);
+  if (!text.trimEnd().endsWith("</Error>")) return undefined;
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+  return errorFromText(code === undefined || UNAVAILABLE_CODES.has(code) ? 503 : 200, response.headers, text, operation);
 }
 
 /** A part S3 already stores for an upload in progress. */
@@ -136,36 +101,38 @@ export interface StoredPart {
 }
 
 /** Every part stored so far for `uploadId` (all pages of ListParts). */
-export async function listParts(client: S3Client, ref: ObjectRef, uploadId: string, call: Call = {}): Promise<StoredPart[]> {
+export async function listParts(s3: S3Requester, ref: ObjectRef, uploadId: string, call: Call = {}): Promise<StoredPart[]> {
   const parts: StoredPart[] = [];
   let marker: string | undefined;
   for (;;) {
-    const out = await send(client, new ListPartsCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId, PartNumberMarker: marker }), call.signal);
-    for (const p of out.Parts ?? []) {
-      parts.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? 0, etag: p.ETag ?? "", ...checksumOutput(p) });
+    const query: Record<string, string> = { uploadId };
+    if (marker !== undefined) query["part-number-marker"] = marker;
+    const response = await s3.send({ operation: "ListParts", method: "GET", bucket: ref.bucket, key: ref.key, query, kind: "read" }, call);
+    const result = xmlRoot(await textOf(response), "ListPartsResult");
+    if (!result) throw new Error("ListParts answered with a document that is not a ListPartsResult");
+    for (const p of children(result, "Part")) {
+      parts.push({ partNumber: childNumber(p, "PartNumber") ?? 0, size: childNumber(p, "Size") ?? 0, etag: childText(p, "ETag") ?? "", ...checksumOfElement(p) });
     }
-    if (!out.IsTruncated || !out.NextPartNumberMarker) return parts;
-    marker = out.NextPartNumberMarker;
+    const next = childText(result, "NextPartNumberMarker");
+    if (!childBoolean(result, "IsTruncated") || !next) return parts;
+    marker = next;
   }
 }
 
-export async function abortMultipartUpload(client: S3Client, ref: ObjectRef, uploadId: string): Promise<void> {
-  await send(client, new AbortMultipartUploadCommand({ Bucket: ref.bucket, Key: ref.key, UploadId: uploadId }));
+export async function abortMultipartUpload(s3: S3Requester, ref: ObjectRef, uploadId: string, call: Call = {}): Promise<void> {
+  await drain(await s3.send({ operation: "AbortMultipartUpload", method: "DELETE", bucket: ref.bucket, key: ref.key, query: { uploadId } }, call));
 }
 
-/** The ETag a direct PUT got back, its body read to the end; an error answer is thrown as the SDK would. */
-async function etagOfDirectPut(response: DirectResponse): Promise<string | undefined> {
-  if (response.statusCode !== 200) throw await errorOf(response);
-  await drain(response.body);
-  return response.headers.etag;
+/** The checksum an XML element (a Part) carries, if any. */
+function checksumOfElement(element: Parameters<typeof childText>[0]): { checksum?: ChecksumValue } {
+  for (const algorithm of ["CRC32", "CRC32C", "CRC64NVME", "SHA256"] as const) {
+    const base64 = childText(element, `Checksum${algorithm}`);
+    if (base64) return { checksum: { algorithm, base64 } };
+  }
+  return {};
 }
 
 /** Whether the request carries a checksum the server is known to verify (then --payload-signing auto skips the SHA-256). */
 function checkedChecksum(call: ChecksumCall): boolean {
   return call.checksum !== undefined && call.checksumChecked === true;
-}
-
-/** Reads a response body to its end (frees the connection for the next request). */
-async function drain(body: unknown): Promise<void> {
-  if (body && typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === "function") for await (const _ of body as AsyncIterable<unknown>);
 }

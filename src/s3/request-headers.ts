@@ -1,14 +1,11 @@
-import type { S3Client } from "./sdk.js";
-
 /**
  * Headers that go with every request of a kind, whatever the object:
  * x-amz-request-payer (--request-payer requester: every request) and the
  * SSE-C key (--sse-c-key, --sse-c-copy-source-key), which S3 needs on each
  * request that reads or writes an object stored with a customer key — the
  * PUT, CreateMultipartUpload, every UploadPart, the GETs and HEADs, and the
- * copy source's key on CopyObject and UploadPartCopy. Added to the SDK's
- * requests by a middleware before signing, and to s3x's own (s3/request.ts)
- * through `extraHeaders`.
+ * copy source's key on CopyObject and UploadPartCopy. Added to every
+ * request by s3/request.ts, before signing.
  */
 
 /** An SSE-C key as S3's headers carry it. */
@@ -29,18 +26,6 @@ export interface RequestSettings {
 /** What a request does to an object, as far as SSE-C is concerned. */
 export type RequestKind = "read" | "write" | "copy" | "other";
 
-const KIND_OF_COMMAND: Record<string, RequestKind> = {
-  GetObjectCommand: "read",
-  HeadObjectCommand: "read",
-  PutObjectCommand: "write",
-  CreateMultipartUploadCommand: "write",
-  UploadPartCommand: "write",
-  CopyObjectCommand: "copy",
-  UploadPartCopyCommand: "copy",
-};
-
-const settingsOf = new WeakMap<S3Client, RequestSettings>();
-
 function customerKeyHeaders(key: SseCustomerKey | undefined, prefix: string, into: Record<string, string>): void {
   if (!key) return;
   into[`${prefix}server-side-encryption-customer-algorithm`] = key.algorithm;
@@ -57,24 +42,4 @@ export function headersFor(settings: RequestSettings, kind: RequestKind): Record
   if (sse && (kind === "write" || kind === "copy")) customerKeyHeaders(sse.write, "x-amz-", headers);
   if (sse && kind === "copy") customerKeyHeaders(sse.copySource, "x-amz-copy-source-", headers);
   return headers;
-}
-
-/** The extra headers for one of s3x's own requests through `client`. */
-export function extraHeaders(client: S3Client, kind: RequestKind): Record<string, string> | undefined {
-  const settings = settingsOf.get(client);
-  return settings ? headersFor(settings, kind) : undefined;
-}
-
-/** Adds the settings' headers to every SDK request of `client` (and remembers them for direct ones). */
-export function installRequestSettings(client: S3Client, settings: RequestSettings): void {
-  if (!settings.requestPayer && !settings.sseCustomer) return;
-  settingsOf.set(client, settings);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const request = args.request as { headers?: Record<string, string> } | undefined;
-      if (request?.headers) Object.assign(request.headers, headersFor(settings, KIND_OF_COMMAND[context.commandName ?? ""] ?? "other"));
-      return next(args);
-    },
-    { step: "build", name: "s3xRequestSettings" },
-  );
 }

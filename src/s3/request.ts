@@ -1,253 +1,207 @@
-import type { S3Client, S3ClientResolvedConfig, ServiceInputTypes, ServiceOutputTypes } from "@aws-sdk/client-s3";
-import type { Command, FinalizeRequestMiddleware, HttpHandlerOptions, RequestHandler } from "@smithy/types";
-import { HttpRequest, type HttpResponse } from "@smithy/core/protocols";
 import { createHash } from "node:crypto";
-import { attachRouting, routingOf, takeStartingRouting } from "../net/routing.js";
+import type { WireRequest, WireSender } from "../net/transport.js";
+import type { AttemptRouting } from "../net/routing.js";
+import type { ResponseBody } from "../net/response-body.js";
+import { needsFreshConnection } from "../net/nagle-workaround.js";
 import { readAll } from "./body.js";
-import { signHeaders, type SigningCredentials } from "./sigv4.js";
-import { extraHeaders, type RequestKind } from "./request-headers.js";
-import { encodeKey, lowerCased, routeFor, signsPayload, type BucketRoute } from "./bucket-routes.js";
-import { bucketRegionsOf, errorCodeAndRegion, mayRedirect, regionOfRedirect } from "./region-redirects.js";
+import { Signers, canonicalQuery, signHeaders, type SigningCredentials } from "./sigv4.js";
+import { headersFor, type RequestKind, type RequestSettings } from "./request-headers.js";
+import { routeOf, type EndpointSettings, type Route } from "./route.js";
+import { BucketRegions, errorCodeAndRegion, mayRedirect, regionOfRedirect } from "./region-redirects.js";
+import { signsPayloadUnder, type PayloadSigning } from "./payload-signing.js";
 import { errorFromText } from "./errors.js";
 
 /**
- * The one way S3 requests leave s3/: either an SDK command (`send`: the
- * SDK builds, signs and parses) or, for the object requests the engine
- * sends by the thousand, a request s3x builds and signs itself
- * (`directGet`, `directPut`, `directUploadPart`, `directCopy`). Both end in
- * the same request handler (net/http-handler.ts), which picks the address
- * and transport and keeps the books; both carry the caller's signal and the
- * retry loop's routing hints, taken synchronously before any await.
+ * The one place S3 requests are sent from. Every operation (s3/object-read,
+ * object-write, copy, delete, list, buckets) describes its request as an
+ * S3Request and reads the S3Response; this module does the rest, in order:
  *
- * Why s3x signs some requests itself: through the SDK, one GetObject costs
- * ~0.45 ms of CPU before and after the network (command and endpoint
- * resolution, schema serde, a dozen middleware, header parsing into an
- * output object) even with s3x's trims (s3/client.ts), and its signer
- * ~0.15 ms more; thousands of small objects are bound by that CPU on a
- * couple of cores. Once the SDK has shown where a bucket's keys live
- * (s3/bucket-routes.ts), the same headers signed with the SDK's credentials
- * and signer (s3/sigv4.ts) go out directly.
+ *   route (s3/route.ts: computed from the settings and the bucket's region)
+ *   → headers (payer and SSE-C by kind, payload hash, host, user agent)
+ *   → sign (@smithy/signature-v4, one signer per credentials and region, kept)
+ *   → transport (net/transport.ts: address choice, s3x's HTTP/1.1 client)
+ *   → S3Response, or the S3 error a non-2xx answer stands for.
+ *
+ * A bucket in another region is followed as aws-cli does
+ * (s3/region-redirects.ts). A clock the server finds skewed is corrected
+ * from its Date header and the request sent once more. Everything a
+ * connection learns lives on its S3Requester: no module-level state, so a
+ * requester can live in any thread.
  */
 
-/**
- * Cancellation without per-call SDK options.
- *
- * The SDK re-resolves its whole middleware stack on every `send` that
- * carries options (such as an abortSignal) — about 0.6 ms of CPU per
- * request, which dominates small-object transfers. With `cacheMiddleware`
- * and no options the resolved stack is reused, so s3x passes the signal on
- * the command input instead: a middleware copies it onto the signed request,
- * and the request handler wrapper hands it to the real handler.
- */
-const CALL_SIGNAL = Symbol("s3x.callSignal");
-
-type WithSignal = { [CALL_SIGNAL]?: AbortSignal };
-
-/** `client.send(command)` that can be cancelled through `signal`. */
-export function send<In extends ServiceInputTypes, Out extends ServiceOutputTypes>(
-  client: S3Client,
-  command: Command<ServiceInputTypes, In, ServiceOutputTypes, Out, S3ClientResolvedConfig>,
-  signal?: AbortSignal,
-): Promise<Out> {
-  if (signal) Object.defineProperty(command.input, CALL_SIGNAL, { value: signal, enumerable: true, configurable: true });
-  const routing = takeStartingRouting();
-  if (routing) attachRouting(command.input, routing);
-  return client.send(command);
+/** One S3 request, as an operation describes it. */
+export interface S3Request {
+  /** The S3 operation's name (GetObject, ListParts, …): error messages and redirect rules. */
+  operation: string;
+  method: WireRequest["method"];
+  bucket?: string;
+  key?: string;
+  /** Query parameters, unencoded ("uploads": ""). */
+  query?: Record<string, string>;
+  /** Lower-case names. */
+  headers?: Record<string, string>;
+  body?: Buffer;
+  /**
+   * What the body is: object bytes ("data", hashed into the signature as
+   * --payload-signing says) or a document s3x wrote (always hashed).
+   */
+  payload?: "data" | "document";
+  /** Which SSE-C key headers the request needs (s3/request-headers.ts). */
+  kind?: RequestKind;
+  /** The body's x-amz-checksum-* is one the server has shown it verifies (s3/payload-signing.ts). */
+  checksumChecked?: boolean;
+  /** Bytes a ranged GET asks for: the straggler watch's yardstick. */
+  expectedBytes?: number;
 }
 
-/** Installs the middleware that carries the signal and routing hints from input to request. */
-export function carrySignals(client: S3Client): void {
-  const carry: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next) => async (args) => {
-    const request = args.request as object | undefined;
-    if (request) {
-      const signal = (args.input as WithSignal)[CALL_SIGNAL];
-      if (signal) (request as WithSignal)[CALL_SIGNAL] = signal;
-      const routing = routingOf(args.input as object);
-      if (routing) attachRouting(request, routing);
-    }
-    return next(args);
-  };
-  client.middlewareStack.addRelativeTo(
-    carry,
-    { relation: "after", toMiddleware: "httpSigningMiddleware", name: "s3xCarrySignal" },
-  );
+/** What every operation may be given: a signal that cancels it, and the attempt's routing. */
+export interface Call {
+  signal?: AbortSignal;
+  /** The retry loop's routing for this attempt (net/routing.ts). */
+  routing?: AttemptRouting;
 }
 
-/** Wraps a request handler so the carried signal arrives as its abortSignal. */
-export function signalAwareHandler(
-  inner: RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions>,
-): RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
-  return {
-    metadata: inner.metadata,
-    handle: (request, options) => {
-      // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
-      const signal = routingOf(request)?.signal ?? (request as WithSignal)[CALL_SIGNAL];
-      return inner.handle(request, signal && !options?.abortSignal ? { ...options, abortSignal: signal } : options);
-    },
-    destroy: () => inner.destroy?.(),
-  };
-}
-
-/** The response of a direct request: status, lower-case headers, the body stream. */
-export interface DirectResponse {
+/** A 2xx answer: status, lower-case headers, the body still arriving. */
+export interface S3Response {
   statusCode: number;
   headers: Record<string, string>;
-  body: unknown;
+  body: ResponseBody;
 }
 
-/** What direct requests use of the SDK client's resolved configuration. */
-interface DirectConfig {
-  /** The SDK's memoized credential chain: cheap to call, refreshes expiring credentials. */
-  credentials: () => Promise<SigningCredentials>;
-  systemClockOffset?: number;
-  requestHandler: { handle(request: HttpRequest, options?: { abortSignal?: AbortSignal }): Promise<{ response: HttpResponse }> };
+/** A credential provider: cheap to call, refreshing what expires (the SDK's chain, s3/credentials.ts). */
+export type CredentialSource = () => Promise<SigningCredentials>;
+
+export interface RequesterSettings {
+  endpoint: EndpointSettings;
+  /** Undefined: anonymous requests (--no-sign-request), sent unsigned. */
+  credentials?: CredentialSource;
+  payloadSigning: PayloadSigning;
+  /** --request-payer and SSE-C keys. */
+  requests?: RequestSettings;
 }
 
-/** SHA-256 of an empty payload: what the SDK signs for a GET. */
+/** SHA-256 of an empty payload. */
 const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-/**
- * Sends a GET for `key` with the given headers (Range, If-Match, …), signed
- * with the client's credentials, through the client's request handler. Like `send`,
- * it takes the attempt's routing hints synchronously, before any await.
- */
-export function directGet(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<DirectResponse> {
-  return directRequest(client, "GET", bucket, key, headers, undefined, signal, undefined, "read");
+/** Sent as User-Agent on every request; built once. */
+const USER_AGENT = `s3x lang/js md/nodejs#${process.versions.node} os/${process.platform}`;
+
+/** Codes of a request refused for its clock; the server's Date then tells the offset. */
+const CLOCK_SKEW_CODES = new Set(["RequestTimeTooSkewed", "RequestExpired", "RequestInTheFuture"]);
+/** A skew smaller than this is not the cause (SigV4 allows 15 minutes). */
+const SKEW_WORTH_CORRECTING_MS = 4 * 60_000;
+
+export class S3Requester {
+  /** Buckets that live in another region than the run's (learnt from redirects). */
+  readonly regions = new BucketRegions();
+  private readonly signers = new Signers();
+  /** Server time minus local time, learnt from a clock-skew refusal. */
+  private clockOffsetMs = 0;
+
+  constructor(
+    readonly settings: RequesterSettings,
+    private readonly transport: WireSender,
+  ) {}
+
+  /** The region requests for `bucket` are signed for: the learnt one, else the run's. */
+  regionOf(bucket: string | undefined): string {
+    return (bucket === undefined ? undefined : this.regions.regionOf(bucket)) ?? this.settings.endpoint.region;
+  }
+
+  /** Where a request for `bucket`/`key` goes now. */
+  routeOf(bucket?: string, key?: string): Route {
+    return routeOf(this.settings.endpoint, this.regionOf(bucket), bucket, key);
+  }
+
+  /** The run's credentials (undefined when anonymous) and the server-corrected clock. */
+  async signingCredentials(): Promise<SigningCredentials | undefined> {
+    return this.settings.credentials?.();
+  }
+
+  now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  get signerCache(): Signers {
+    return this.signers;
+  }
+
+  /**
+   * Sends `req` and resolves with its 2xx answer; any other answer is read
+   * and thrown as the S3 error it stands for (s3/errors.ts).
+   */
+  async send(req: S3Request, call: Call = {}): Promise<S3Response> {
+    const bucket = req.bucket;
+    // A bucket created with a region the endpoint does not serve is the user's error, not a redirect.
+    if (bucket === undefined || req.operation === "CreateBucket") return this.answerOf(req, call, this.regionOf(bucket));
+    return this.regions.inTurn(bucket, () => this.answerOf(req, call, this.regionOf(bucket)));
+  }
+
+  private async answerOf(req: S3Request, call: Call, region: string, redirected = false): Promise<S3Response> {
+    let answer = await this.sendSigned(req, call, region);
+    if (answer.statusCode < 300) return answer;
+    let text = (await readAll(answer.body)).toString("utf8");
+    const { code, region: bodyRegion } = errorCodeAndRegion(text);
+    if (!redirected && req.bucket !== undefined && req.operation !== "CreateBucket" && mayRedirect(answer.statusCode)) {
+      // S3 turned the request away for its region: learnt for the bucket, and sent once more, signed for it.
+      const redirectedTo = regionOfRedirect(answer.statusCode, code, answer.headers["x-amz-bucket-region"], bodyRegion, req.method === "HEAD");
+      if (redirectedTo !== undefined && redirectedTo !== region) {
+        this.regions.learn(req.bucket, redirectedTo);
+        return this.answerOf(req, call, redirectedTo, true);
+      }
+    }
+    if (code !== undefined && CLOCK_SKEW_CODES.has(code) && this.learnClock(answer.headers.date)) {
+      answer = await this.sendSigned(req, call, region);
+      if (answer.statusCode < 300) return answer;
+      text = (await readAll(answer.body)).toString("utf8");
+    }
+    throw errorFromText(answer.statusCode, answer.headers, text, req.operation);
+  }
+
+  /** Takes the server's clock from its Date header; true when the offset changed enough to try again. */
+  private learnClock(date: string | undefined): boolean {
+    const server = date === undefined ? NaN : Date.parse(date);
+    if (Number.isNaN(server)) return false;
+    const offset = server - Date.now();
+    if (Math.abs(offset - this.clockOffsetMs) < SKEW_WORTH_CORRECTING_MS) return false;
+    this.clockOffsetMs = offset;
+    return true;
+  }
+
+  private async sendSigned(req: S3Request, call: Call, region: string): Promise<S3Response> {
+    const route = routeOf(this.settings.endpoint, region, req.bucket, req.key);
+    const query = req.query ?? {};
+    const headers: Record<string, string> = { host: route.host, "user-agent": USER_AGENT, ...req.headers };
+    if (this.settings.requests) Object.assign(headers, headersFor(this.settings.requests, req.kind ?? "other"));
+    const body = req.body;
+    if (body !== undefined && (body.length > 0 || req.method === "PUT" || req.method === "POST")) headers["content-length"] = String(body.length);
+    const credentials = await this.signingCredentials();
+    if (credentials) {
+      headers["x-amz-content-sha256"] = this.payloadHash(req, route.protocol);
+      await signHeaders(req.method, route.path, headers, credentials, region, "s3", this.now(), query, this.signers);
+    }
+    const queryText = canonicalQuery(query);
+    const path = queryText ? `${route.path}?${queryText}` : route.path;
+    // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
+    const signal = call.routing?.signal ?? call.signal;
+    const wire: WireRequest = { protocol: route.protocol, hostname: route.hostname, port: route.port, method: req.method, path, headers, body };
+    return this.transport.send(wire, { signal, routing: call.routing, expectedBytes: req.expectedBytes, fresh: needsFreshConnection(req.method, query, headers) });
+  }
+
+  private payloadHash(req: S3Request, protocol: string): string {
+    const body = req.body;
+    if (body === undefined || body.length === 0) return EMPTY_SHA256;
+    if (req.payload === "data" && !signsPayloadUnder(this.settings.payloadSigning, protocol, req.checksumChecked === true)) return "UNSIGNED-PAYLOAD";
+    return createHash("sha256").update(body).digest("hex");
+  }
 }
 
-/**
- * Sends a PUT of `body` to `key` with the given headers (Content-Type,
- * x-amz-meta-*, x-amz-storage-class, x-amz-checksum-*), its payload hashed
- * into the signature or not as the client's --payload-signing says
- * (`checksumChecked`: the server verifies the x-amz-checksum-* sent).
- */
-export function directPut(client: S3Client, bucket: string, key: string, headers: Record<string, string>, body: Buffer, signal?: AbortSignal, checksumChecked = false): Promise<DirectResponse> {
-  return directRequest(client, "PUT", bucket, key, headers, body, signal, undefined, "write", checksumChecked);
+/** Reads a 2xx answer's body to its end as text (an XML document), freeing the connection. */
+export async function textOf(response: S3Response): Promise<string> {
+  return (await readAll(response.body)).toString("utf8");
 }
 
-/**
- * Sends one part of a multipart upload (UploadPart): a PUT to the object's
- * path with partNumber and uploadId, headers and payload hash as directPut.
- */
-export function directUploadPart(
-  client: S3Client,
-  bucket: string,
-  key: string,
-  uploadId: string,
-  partNumber: number,
-  headers: Record<string, string>,
-  body: Buffer,
-  signal?: AbortSignal,
-  checksumChecked = false,
-): Promise<DirectResponse> {
-  return directRequest(client, "PUT", bucket, key, headers, body, signal, { partNumber: String(partNumber), uploadId }, "write", checksumChecked);
+/** Reads a body to its end and drops it: frees the connection for the next request. */
+export async function drain(response: S3Response): Promise<void> {
+  for await (const _ of response.body);
 }
-
-/** What a CopyObject sends as payload: nothing, with Content-Length 0. */
-const NO_BODY = Buffer.alloc(0);
-
-/**
- * Sends a CopyObject: a PUT to the destination `key` with x-amz-copy-source
- * and the given headers (metadata directive, Content-Type, x-amz-meta-*,
- * x-amz-storage-class, x-amz-copy-source-if-match) and no payload. Resolves
- * once the copy is done; S3 may still fail it after answering 200, in the
- * body (copyFailure).
- */
-export async function directCopy(client: S3Client, bucket: string, key: string, headers: Record<string, string>, signal?: AbortSignal): Promise<void> {
-  const response = await directRequest(client, "PUT", bucket, key, headers, NO_BODY, signal, undefined, "copy");
-  const failure = copyFailure(response.statusCode, response.headers, await textOf(response.body));
-  if (failure) throw failure;
-}
-
-/**
- * The error a CopyObject answer stands for, if any. S3
- * sends the 200 status before the copy is done, so a copy that fails late
- * answers 200 with an <Error> document, or with nothing if the connection
- * was cut: both are errors, with status 503 as the SDK makes them (retried
- * as a server's failure), an empty answer an InternalError.
- */
-export function copyFailure(statusCode: number, headers: Record<string, string>, text: string): Error | undefined {
-  if (statusCode !== 200) return errorFromText(statusCode, headers, text);
-  if (text.length === 0) return errorFromText(503, headers, "<Error><Code>InternalError</Code><Message>the copy ended without an answer</Message></Error>");
-  if (text.trimEnd().endsWith("</Error>")) return errorFromText(503, headers, text);
-  return undefined;
-}
-
-async function directRequest(
-  client: S3Client,
-  method: "GET" | "PUT",
-  bucket: string,
-  key: string,
-  headers: Record<string, string>,
-  body: Buffer | undefined,
-  signal?: AbortSignal,
-  query?: Record<string, string>,
-  kind: RequestKind = "other",
-  checksumChecked = false,
-): Promise<DirectResponse> {
-  const routing = takeStartingRouting();
-  const route = routeFor(client, bucket);
-  if (!route) throw new Error(`no direct route known for bucket ${bucket}`);
-  const regions = bucketRegionsOf(client);
-  const region = regions?.regionOf(bucket) ?? route.signingRegion;
-  const response = await signAndSend(client, route, region, method, key, headers, body, signal, query, kind, checksumChecked, routing);
-  if (!regions || !mayRedirect(response.statusCode)) return response;
-  // A region redirect (s3/region-redirects.ts): learnt for the bucket, and this request sent once more, signed for it.
-  const text = (await readAll(response.body)).toString("utf8");
-  const { code, region: bodyRegion } = errorCodeAndRegion(text);
-  const redirectedTo = regionOfRedirect(response.statusCode, code, response.headers["x-amz-bucket-region"], bodyRegion, false);
-  if (redirectedTo === undefined || redirectedTo === region) return { ...response, body: Buffer.from(text, "utf8") };
-  regions.learn(bucket, redirectedTo);
-  return signAndSend(client, route, redirectedTo, method, key, headers, body, signal, query, kind, checksumChecked, routing);
-}
-
-async function signAndSend(
-  client: S3Client,
-  route: BucketRoute,
-  region: string,
-  method: "GET" | "PUT",
-  key: string,
-  headers: Record<string, string>,
-  body: Buffer | undefined,
-  signal: AbortSignal | undefined,
-  query: Record<string, string> | undefined,
-  kind: RequestKind,
-  checksumChecked: boolean,
-  routing: ReturnType<typeof takeStartingRouting>,
-): Promise<DirectResponse> {
-  let payloadHash = EMPTY_SHA256;
-  if (body) payloadHash = signsPayload(client, route.protocol, checksumChecked) ? createHash("sha256").update(body).digest("hex") : "UNSIGNED-PAYLOAD";
-  const config = client.config as unknown as DirectConfig;
-  const path = route.base + encodeKey(key);
-  const sent: Record<string, string> = {
-    host: route.port === undefined ? route.hostname : `${route.hostname}:${route.port}`,
-    "x-amz-content-sha256": payloadHash,
-    ...(body ? { "content-length": String(body.length) } : {}),
-    ...headers,
-    ...extraHeaders(client, kind),
-  };
-  const credentials = await config.credentials();
-  // The SDK's clock correction (learnt from a RequestTimeTooSkewed answer) applies here too.
-  await signHeaders(method, path, sent, credentials, region, "s3", Date.now() + (config.systemClockOffset ?? 0), query);
-  const signed = new HttpRequest({ protocol: route.protocol, hostname: route.hostname, port: route.port, method, path, query, headers: sent, body });
-  if (routing) attachRouting(signed, routing);
-  // A hedged attempt has a signal of its own, linked to the caller's (net/routing.ts).
-  const abortSignal = routing?.signal ?? signal;
-  const { response } = await config.requestHandler.handle(signed, abortSignal ? { abortSignal } : undefined);
-  return { statusCode: response.statusCode, headers: lowerCased(response.headers), body: response.body };
-}
-
-/**
- * The error a non-2xx answer stands for, shaped as the SDK's errors are (name
- * and Code from the XML, $metadata.httpStatusCode), so retries and messages
- * treat it the same (s3/errors.ts). The body is read to the end, which also
- * frees the connection for the next request.
- */
-export async function errorOf(response: DirectResponse): Promise<Error> {
-  return errorFromText(response.statusCode, response.headers, await textOf(response.body));
-}
-
-async function textOf(body: unknown): Promise<string> {
-  return (await readAll(body)).toString("utf8");
-}
-

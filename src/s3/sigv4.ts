@@ -1,7 +1,8 @@
 import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
-import { HttpRequest } from "@smithy/core/protocols";
 import { SignatureV4 } from "@smithy/signature-v4";
-import type { SourceData } from "@smithy/types";
+
+/** What the library's hash interface is given: text or bytes. */
+type SourceData = string | ArrayBuffer | ArrayBufferView;
 
 /**
  * AWS Signature Version 4 for the requests s3x builds itself (s3/request.ts:
@@ -47,20 +48,26 @@ function sourceBytes(data: SourceData): string | Buffer {
   return ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
 }
 
-/** Signers by credentials object, then "region/service". */
-const signers = new WeakMap<SigningCredentials, Map<string, SignatureV4>>();
+/**
+ * The library's signers, one per credentials object, region and service, so
+ * each keeps its derived signing key for the day. One per connection
+ * (s3/request.ts), never module-wide: the request path holds no shared state.
+ */
+export class Signers {
+  private readonly byCredentials = new WeakMap<SigningCredentials, Map<string, SignatureV4>>();
 
-function signerFor(credentials: SigningCredentials, region: string, service: string): SignatureV4 {
-  let byScope = signers.get(credentials);
-  if (!byScope) signers.set(credentials, (byScope = new Map()));
-  const scope = `${region}/${service}`;
-  let signer = byScope.get(scope);
-  if (!signer) {
-    // S3 signs the path as sent (no second encoding); the payload hash is the caller's (x-amz-content-sha256).
-    signer = new SignatureV4({ credentials, region, service, sha256: NodeSha256, uriEscapePath: false, applyChecksum: false });
-    byScope.set(scope, signer);
+  for(credentials: SigningCredentials, region: string, service: string): SignatureV4 {
+    let byScope = this.byCredentials.get(credentials);
+    if (!byScope) this.byCredentials.set(credentials, (byScope = new Map()));
+    const scope = `${region}/${service}`;
+    let signer = byScope.get(scope);
+    if (!signer) {
+      // S3 signs the path as sent (no second encoding); the payload hash is the caller's (x-amz-content-sha256).
+      signer = new SignatureV4({ credentials, region, service, sha256: NodeSha256, uriEscapePath: false, applyChecksum: false });
+      byScope.set(scope, signer);
+    }
+    return signer;
   }
-  return signer;
 }
 
 function headerValue(headers: Record<string, string>, name: string): string | undefined {
@@ -82,9 +89,10 @@ export async function signHeaders(
   service: string,
   nowMs: number,
   query: QueryParameters = {},
+  signers = new Signers(),
 ): Promise<void> {
   if (headerValue(headers, "x-amz-content-sha256") === undefined) throw new Error("signHeaders: x-amz-content-sha256 must be set");
-  await signWithPayloadHeader(method, path, headers, credentials, region, service, nowMs, query);
+  await signWithPayloadHeader(method, path, headers, credentials, region, service, nowMs, query, signers);
 }
 
 /**
@@ -101,10 +109,12 @@ export async function signWithPayloadHeader(
   service: string,
   nowMs: number,
   query: QueryParameters = {},
+  signers = new Signers(),
 ): Promise<void> {
   const host = headerValue(headers, "host") ?? "";
-  const request = new HttpRequest({ method, protocol: "https:", hostname: host, path, query: { ...query }, headers: { ...headers } });
-  const signed = await signerFor(credentials, region, service).sign(request, { signingDate: new Date(nowMs) });
+  // A plain request object: the library clones whatever it is given into its own HttpRequest.
+  const request = { method, protocol: "https:", hostname: host, path, query: { ...query }, headers: { ...headers } };
+  const signed = await signers.for(credentials, region, service).sign(request, { signingDate: new Date(nowMs) });
   for (const name of ["authorization", "x-amz-date", "x-amz-security-token"]) {
     const value = signed.headers[name];
     if (value !== undefined) headers[name] = value;
@@ -148,10 +158,11 @@ export async function presignedQuery(
   service: string,
   nowMs: number,
   expiresIn: number,
+  signers = new Signers(),
 ): Promise<Record<string, string>> {
-  const request = new HttpRequest({ method, protocol: "https:", hostname: host, path, query: {}, headers: { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" } });
+  const request = { method, protocol: "https:", hostname: host, path, query: {}, headers: { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" } };
   const unsigned = new Set(["x-amz-content-sha256"]);
-  const signed = await signerFor(credentials, region, service).presign(request, { signingDate: new Date(nowMs), expiresIn, unhoistableHeaders: unsigned, unsignableHeaders: unsigned });
+  const signed = await signers.for(credentials, region, service).presign(request, { signingDate: new Date(nowMs), expiresIn, unhoistableHeaders: unsigned, unsignableHeaders: unsigned });
   const query: Record<string, string> = {};
   for (const [name, value] of Object.entries(signed.query ?? {})) if (typeof value === "string") query[name] = value;
   return query;

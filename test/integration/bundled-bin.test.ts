@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { copyFile, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileHash, randomFile, S3X_BIN } from "../support/cli.js";
@@ -13,13 +13,14 @@ const MiB = 1024 * 1024;
 const REPO = dirname(dirname(S3X_BIN));
 
 /**
- * The bundle as users run it: bin/s3x.js and dist/s3x.cjs (+ its code cache)
+ * The bundle as users run it: bin/s3x.js, dist/s3x.cjs (+ its code cache)
+ * and dist/s3x-credentials.cjs (the SDK's credential chain, loaded on demand)
  * copied into a directory of their own, beside package.json and the one
  * module the bundle leaves out (@node-rs/crc32, a native addon). There is no
  * dist/src/ there, so bin/s3x.js cannot fall back to the unbundled modules:
- * every run below goes through the bundle and its shims (scripts/*-lean.cjs,
- * which reach into undici's and @smithy/node-http-handler's files; one of
- * the bundle's shims broke the terminal progress bar once).
+ * every run below goes through the bundle and its shims (scripts/*-lean.cjs;
+ * one of the bundle's shims broke the terminal progress bar once), and the
+ * credential chain it loads on demand.
  */
 async function installBundleAlone(dir: string): Promise<string> {
   const bundle = join(REPO, "dist", "s3x.cjs");
@@ -32,6 +33,7 @@ async function installBundleAlone(dir: string): Promise<string> {
   await copyFile(join(REPO, "bin", "package.json"), join(dir, "bin", "package.json"));
   await copyFile(bundle, join(dir, "dist", "s3x.cjs"));
   if (existsSync(`${bundle}.cache`)) await copyFile(`${bundle}.cache`, join(dir, "dist", "s3x.cjs.cache"));
+  await copyFile(join(REPO, "dist", "s3x-credentials.cjs"), join(dir, "dist", "s3x-credentials.cjs"));
   await copyFile(join(REPO, "package.json"), join(dir, "package.json"));
   await symlink(join(REPO, "node_modules", "@node-rs"), join(dir, "node_modules", "@node-rs"), "dir");
   return join(dir, "bin", "s3x.js");
@@ -85,19 +87,23 @@ describe("the bundled CLI (bin/s3x.js + dist/s3x.cjs, installed without dist/src
     assert.match(help.stdout, /--recursive/);
   });
 
-  it("uploads a multipart object and downloads it again, over s3x's own HTTP client and over undici", async () => {
+  it("uploads a multipart object and downloads it again; a profile's credentials come through the SDK's chain, loaded on demand", async () => {
     const source = join(dir, "big.bin");
     const hash = await randomFile(source, 12 * MiB);
     const up = await runBin(bin, ["cp", source, `s3://${bucket}/big.bin`, "--part-size", "5MiB", "--multipart-threshold", "5MiB", "--no-progress"], s3.env);
     assert.equal(up.code, 0, up.stderr);
     assert.equal(await objectHash(s3, bucket, "big.bin"), hash);
-    // S3X_HTTP_CLIENT=undici sends through undici's Pool, which the bundle loads through scripts/undici-lean.cjs.
-    for (const client of ["own", "undici"]) {
-      const target = join(dir, `down-${client}.bin`);
-      const down = await runBin(bin, ["cp", `s3://${bucket}/big.bin`, target, "--part-size", "5MiB", "--no-progress"], { ...s3.env, S3X_HTTP_CLIENT: client });
-      assert.equal(down.code, 0, `${client}: ${down.stderr}`);
-      assert.equal(await fileHash(target), hash, client);
-    }
+    const target = join(dir, "down.bin");
+    const down = await runBin(bin, ["cp", `s3://${bucket}/big.bin`, target, "--part-size", "5MiB", "--no-progress"], s3.env);
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal(await fileHash(target), hash);
+    // No keys in the environment: the profile's, read by @aws-sdk/credential-provider-node inside the bundle.
+    const credentials = join(dir, "credentials");
+    await writeFile(credentials, `[bundle]\naws_access_key_id = ${s3.env.AWS_ACCESS_KEY_ID}\naws_secret_access_key = ${s3.env.AWS_SECRET_ACCESS_KEY}\n`);
+    const { AWS_ACCESS_KEY_ID: _id, AWS_SECRET_ACCESS_KEY: _secret, ...withoutKeys } = s3.env;
+    const listed = await runBin(bin, ["ls", `s3://${bucket}/`], { ...withoutKeys, AWS_SHARED_CREDENTIALS_FILE: credentials, AWS_CONFIG_FILE: join(dir, "no-config"), AWS_PROFILE: "bundle" });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /big\.bin/);
   });
 
   describe("on a terminal (tmux)", () => {

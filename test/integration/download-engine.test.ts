@@ -42,7 +42,7 @@ describe("engine/download (integration, radosgw): objects listed with one size, 
   });
 
   async function download(key: string, sizeHint: number): Promise<{ bytes: Buffer; requests: number }> {
-    const ctx = createContext({ client: conn.client, concurrency: 4, maxMemory: 64 * MiB, retry: DEFAULT_RETRY_POLICY, signal: new AbortController().signal });
+    const ctx = createContext({ s3: conn.s3, concurrency: 4, maxMemory: 64 * MiB, retry: DEFAULT_RETRY_POLICY, signal: new AbortController().signal });
     const path = join(dir, key);
     await downloadObject(ctx, { bucket, key }, new FileSink(path), 8 * MiB, sizeHint);
     return { bytes: await readFile(path), requests: ctx.stats.requests };

@@ -10,13 +10,12 @@ const MiB = 1024 * 1024;
 const OWN_TLS_CONNECTION = /s3x: debug: 127\.0\.0\.1:\d+: TLS connection of s3x's HTTP\/1\.1 client \(TLSv1\.[23], (full handshake|session resumed), ALPN (http\/1\.1|none)\)/;
 
 /**
- * Both HTTP clients over TLS: s3x's own (net/http1, the default) and undici
- * (S3X_HTTP_CLIENT=undici, the fallback), against the real server behind a
- * TLS front with a self-signed certificate. The --debug lines show which
- * client carried the requests, and that connections after the first resume
- * the TLS session.
+ * s3x's HTTP/1.1 client over TLS (net/http1, the one transport), against the
+ * real server behind a TLS front with a self-signed certificate. The --debug
+ * lines show that s3x's client carried the requests, and that connections
+ * after the first resume the TLS session.
  */
-describe("TLS endpoints through both HTTP clients: s3x's own and S3X_HTTP_CLIENT=undici (integration, real radosgw behind a TLS front)", function () {
+describe("TLS endpoints through s3x's HTTP/1.1 client (integration, real radosgw behind a TLS front)", function () {
   let setup: TlsTestSetup;
   let s3: TestS3;
   let front: TlsFront;
@@ -33,11 +32,11 @@ describe("TLS endpoints through both HTTP clients: s3x's own and S3X_HTTP_CLIENT
 
   after(async () => setup?.close());
 
-  for (const client of ["own", "undici"] as const) {
-    const s3x = (args: string[]) => runS3x([...args, "--endpoint-url", front.endpoint], { env: { ...env, S3X_HTTP_CLIENT: client } });
-    const own = client === "own";
+  {
+    const client = "own";
+    const s3x = (args: string[]) => runS3x([...args, "--endpoint-url", front.endpoint], { env });
 
-    it(`S3X_HTTP_CLIENT=${client}: round-trips a multipart upload and ranged downloads (file, stdout) over TLS with --ca-bundle${own ? ", on s3x's own connections, resuming the TLS session" : ", never on s3x's own connections"}`, async () => {
+    it("round-trips a multipart upload and ranged downloads (file, stdout) over TLS with --ca-bundle, on s3x's own connections, resuming the TLS session", async () => {
       const key = `up-${client}.bin`;
       const file = join(dir, key);
       const hash = await randomFile(file, 12 * MiB + 3);
@@ -53,17 +52,13 @@ describe("TLS endpoints through both HTTP clients: s3x's own and S3X_HTTP_CLIENT
       assert.equal(toStdout.code, 0, toStdout.stderr);
       assert.equal(toStdout.stdout.length, 12 * MiB + 3);
       for (const run of [up, down, toStdout]) {
-        if (own) {
-          assert.match(run.stderr, OWN_TLS_CONNECTION, run.stderr);
-          // The probe's handshake is the only full one a run needs; the part requests' connections resume its session.
-          assert.match(run.stderr, /TLS connection of s3x's HTTP\/1\.1 client \([^)]*session resumed/, run.stderr);
-        } else {
-          assert.doesNotMatch(run.stderr, /TLS connection of s3x's HTTP\/1\.1 client/, run.stderr);
-        }
+        assert.match(run.stderr, OWN_TLS_CONNECTION, run.stderr);
+        // The probe's handshake is the only full one a run needs; the part requests' connections resume its session.
+        assert.match(run.stderr, /TLS connection of s3x's HTTP\/1\.1 client \([^)]*session resumed/, run.stderr);
       }
     });
 
-    it(`S3X_HTTP_CLIENT=${client}: refuses an untrusted certificate with one line naming --ca-bundle, and uploads nothing`, async () => {
+    it(`refuses an untrusted certificate with one line naming --ca-bundle, and uploads nothing`, async () => {
       const key = `refused-${client}.bin`;
       const file = join(dir, key);
       await randomFile(file, 12 * MiB);
@@ -76,7 +71,7 @@ describe("TLS endpoints through both HTTP clients: s3x's own and S3X_HTTP_CLIENT
       assert.equal(await openUploads(s3, bucket), 0);
     });
 
-    it(`S3X_HTTP_CLIENT=${client}: with --no-verify-ssl, uploads and downloads without checking the certificate`, async () => {
+    it(`with --no-verify-ssl, uploads and downloads without checking the certificate`, async () => {
       const key = `unverified-${client}.bin`;
       const file = join(dir, key);
       const hash = await randomFile(file, 6 * MiB + 1);

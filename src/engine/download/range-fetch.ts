@@ -22,9 +22,9 @@ export function headWithRetries(
   call: { ifMatch?: string; partNumber?: number; urgent?: boolean } = {},
 ): Promise<ObjectInfo> {
   const what = call.partNumber === undefined ? "" : ` part ${call.partNumber}`;
-  return withRetries(`HEAD ${s3Url(ref)}${what}`, ctx.retry, () => {
+  return withRetries(`HEAD ${s3Url(ref)}${what}`, ctx.retry, (_n, routing) => {
     ctx.stats.requests++;
-    return headObject(ctx.client, ref, { signal, ifMatch: call.ifMatch || undefined, partNumber: call.partNumber });
+    return headObject(ctx.s3, ref, { signal, routing, ifMatch: call.ifMatch || undefined, partNumber: call.partNumber });
   }, { ...retryHooks(ctx, signal), urgent: call.urgent });
 }
 
@@ -49,9 +49,9 @@ export function fetchRange(
   return withRetries(
     `GET ${s3Url(ref)} bytes=${start}-${end}`,
     ctx.retry,
-    async () => {
+    async (_n, routing) => {
       ctx.stats.requests++;
-      const result = await getRange(ctx.client, {
+      const result = await getRange(ctx.s3, {
         ref,
         start: start + received,
         end,
@@ -60,6 +60,7 @@ export function fetchRange(
         offset: received,
         slices,
         signal,
+        routing,
         whole,
         onBytes: (n) => {
           slices?.advance(n);
@@ -80,9 +81,9 @@ export function fetchRange(
     rangeHedge<RangeResult>(ctx.hedger, ctx.memory, {
       length: end - start + 1,
       received: () => received,
-      fetch: (from, scratch, onBytes) => {
+      fetch: (from, scratch, onBytes, routing) => {
         ctx.stats.requests++;
-        return getRange(ctx.client, { ref, start: start + from, end, ifMatch: etag, target: scratch, offset: 0, signal, onBytes });
+        return getRange(ctx.s3, { ref, start: start + from, end, ifMatch: etag, target: scratch, offset: 0, signal, routing, onBytes });
       },
       adopted: (result, rest) => {
         if (etag && result.etag && result.etag !== etag) throw new Error(`GET s3://${ref.bucket}/${ref.key}: the object changed during the download (ETag ${etag}, then ${result.etag})`);

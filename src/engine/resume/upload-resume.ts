@@ -82,9 +82,9 @@ export async function findResumePoint(
  * make. The HEAD comes first; the file is read only when its answer could match.
  */
 async function completedEarlier(ctx: TransferContext, dest: ObjectRef, record: UploadRecord, fileParts: (partSize: number) => Promise<CompletedPart[]>): Promise<boolean> {
-  const info = await withRetries(`HEAD ${s3Url(dest)}`, ctx.retry, () => {
+  const info = await withRetries(`HEAD ${s3Url(dest)}`, ctx.retry, (_n, routing) => {
     ctx.stats.requests++;
-    return headObject(ctx.client, dest, { signal: ctx.signal });
+    return headObject(ctx.s3, dest, { signal: ctx.signal, routing });
   }, { signal: ctx.signal }).catch(() => undefined);
   const found = info?.etag.replace(/"/g, "");
   if (!info || !found || info.size !== record.source.size) return false;
@@ -121,9 +121,9 @@ function announce(ctx: TransferContext, dest: ObjectRef, uploadId: string, store
 /** The parts of an upload, or undefined when S3 no longer has the upload. */
 async function storedParts(ctx: TransferContext, dest: ObjectRef, uploadId: string): Promise<Map<number, StoredPart> | undefined> {
   try {
-    const parts = await withRetries(`ListParts ${s3Url(dest)}`, ctx.retry, () => {
+    const parts = await withRetries(`ListParts ${s3Url(dest)}`, ctx.retry, (_n, routing) => {
       ctx.stats.requests++;
-      return listParts(ctx.client, dest, uploadId, { signal: ctx.signal });
+      return listParts(ctx.s3, dest, uploadId, { signal: ctx.signal, routing });
     }, { signal: ctx.signal });
     return new Map(parts.map((p) => [p.partNumber, p]));
   } catch (err) {

@@ -1,4 +1,4 @@
-import { HttpResponse } from "@smithy/core/protocols";
+import type { HttpAnswer } from "../http-answer.js";
 import { ResponseBody, type BodySource } from "../response-body.js";
 import type { RequestAccounting } from "../request-accounting.js";
 import { ChunkDecoder } from "./chunked.js";
@@ -14,7 +14,7 @@ export interface ExchangeConnection {
 /**
  * One request and its response on a raw connection: the body's framing and
  * delivery, settling the caller's promise, and the request's accounting
- * (net/request-accounting.ts, shared with the undici path).
+ * (net/request-accounting.ts).
  */
 export class Exchange implements BodySource {
   readonly body = new ResponseBody();
@@ -32,7 +32,7 @@ export class Exchange implements BodySource {
     /** Opens the request's books; their abort hook cancels this exchange. */
     account: (abort: (reason: Error) => void) => RequestAccounting,
     private readonly headOnly: boolean,
-    private readonly resolve: (response: HttpResponse) => void,
+    private readonly resolve: (response: HttpAnswer) => void,
     private readonly reject: (err: Error) => void,
     /** Sends the request again on a new connection; false if it may not (net/http1/resend.ts). */
     private readonly resend: (err: Error) => boolean,
@@ -60,7 +60,7 @@ export class Exchange implements BodySource {
     this.accounting.answer(head.status);
     this.started = true;
     this.body.attach(this);
-    this.resolve(new HttpResponse({ statusCode: head.status, reason: head.reason, headers: head.headers, body: this.body }));
+    this.resolve({ statusCode: head.status, headers: head.headers, body: this.body });
   }
 
   deliver(piece: Buffer): void {

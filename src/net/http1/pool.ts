@@ -5,7 +5,7 @@ import type { RawTimeouts } from "./phases.js";
 
 export type { RawTimeouts } from "./phases.js";
 
-/** Idle keep-alive connections per address, beside the address's undici pool. */
+/** Idle keep-alive connections per address. */
 export class RawPools implements ConnectionOwner {
   private readonly idle = new Map<FrontEndAddress, RawConnection[]>();
   private readonly open = new Set<RawConnection>();

@@ -1,4 +1,4 @@
-import type { HttpResponse } from "@smithy/core/protocols";
+import type { HttpAnswer } from "../http-answer.js";
 import type { FrontEndAddress, HostAddresses } from "../pools.js";
 import { abortReason, clientClosed } from "../failures.js";
 import type { AttemptRouting } from "../routing.js";
@@ -9,10 +9,9 @@ import { mayResend } from "./resend.js";
 
 /**
  * s3x's own HTTP/1.1 client for every request, over plain HTTP and TLS:
- * ranged GETs and part uploads above all, and the rest (HEAD, POST, DELETE)
- * so that a run never needs undici (S3X_HTTP_CLIENT=undici sends all through it).
+ * ranged GETs and part uploads above all, and the rest (HEAD, POST, DELETE).
  *
- * Why: with undici every socket read is a fresh Buffer that is parsed,
+ * Why: with undici (the transport before it) every socket read is a fresh Buffer that is parsed,
  * handed through its dispatcher and then copied into the part buffer; on
  * our 2 cores that costs ~2.2 client CPU-s per GiB downloaded, and every
  * CPU-second the client burns is one the server does not get. Here the
@@ -27,13 +26,11 @@ import { mayResend } from "./resend.js";
  * keeps the socket's timer alive; that costs ~0.1 client CPU-s per GiB less
  * than undici's iterable bodies, with far less variance.
  *
- * The request itself is the one the AWS SDK built and signed; only the
- * bytes' way differs. Connections are kept alive per front-end address,
- * beside that address's undici pool, and every request keeps the address's
- * counters, health and straggler watch through the same RequestAccounting
- * as the undici path (net/request-accounting.ts).
- * Error responses (any status) flow through the same ResponseBody stream,
- * so the SDK parses S3 errors as always.
+ * The request arrives built and signed (s3/request.ts). Connections are
+ * kept alive per front-end address, and every request keeps the address's
+ * counters, health and straggler watch (net/request-accounting.ts). Error
+ * responses (any status) flow through the same ResponseBody stream, and
+ * s3/request.ts reads them.
  */
 
 /** Methods the raw path sends: every one S3 uses. */
@@ -70,11 +67,11 @@ export interface RawRequestOptions {
  * resolves when the response headers are in; the body then flows into a
  * ResponseBody whose `readInto` lets the socket fill the part buffer.
  */
-export function rawRequest(target: RawTarget, request: RawRequest, options: RawRequestOptions): Promise<HttpResponse> {
+export function rawRequest(target: RawTarget, request: RawRequest, options: RawRequestOptions): Promise<HttpAnswer> {
   const { pools, address, host, port } = target;
   const { method, body } = request;
   const { signal, fresh = false } = options;
-  return new Promise<HttpResponse>((resolve, reject) => {
+  return new Promise<HttpAnswer>((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortReason(signal));
       return;

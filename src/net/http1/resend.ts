@@ -2,7 +2,7 @@
  * Methods the raw path may send again on a fresh connection after a stale
  * keep-alive one failed before any answer: idempotent ones only. A POST
  * (CreateMultipartUpload) might have reached the server; its retry is the
- * engine's decision, as it is on undici's path.
+ * engine's decision.
  */
 const RESENDABLE_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "DELETE"]);
 

@@ -1,17 +1,24 @@
-// A connection opened ahead of any request, kept for the first connect of the address's pool.
+// A connection opened ahead of any request, kept for the first connection to the address.
 import { connect, isIP, type Socket } from "node:net";
-import type { buildConnector } from "undici";
 import { codedError } from "../failures.js";
 
-/** Dials `target` and reports through `callback`, in the shape of undici's connector. */
-export type Dial = (target: buildConnector.Options, callback: buildConnector.Callback) => unknown;
+/** Where a probe dials. */
+export interface ProbeTarget {
+  hostname: string;
+  port: string;
+}
+
+/** Hears how a connect ended: an error, or the connected socket. */
+export type ConnectCallback = (err: Error | null, socket: Socket | null) => void;
+
+/** Dials `target` and reports through `callback`; returns the socket being dialled. */
+export type Dial = (target: ProbeTarget, callback: ConnectCallback) => Socket;
 
 /**
- * A plain TCP connect in the shape of undici's connector (a timeout fails
- * with undici's UND_ERR_CONNECT_TIMEOUT): what a probe over plain HTTP needs,
- * without loading undici.
+ * A plain TCP connect; a timeout fails with UND_ERR_CONNECT_TIMEOUT, the
+ * code the failure classifier knows (the name undici gave it).
  */
-export function connectPlain(options: buildConnector.Options, timeoutMs: number, callback: buildConnector.Callback): Socket {
+export function connectPlain(options: ProbeTarget, timeoutMs: number, callback: ConnectCallback): Socket {
   const host = options.hostname;
   const socket = connect({ host, port: Number(options.port), family: isIP(host) || undefined, noDelay: true });
   const timer = setTimeout(() => socket.destroy(codedError("UND_ERR_CONNECT_TIMEOUT", `connect to ${host} timed out`)), timeoutMs);
@@ -29,7 +36,7 @@ export function connectPlain(options: buildConnector.Options, timeoutMs: number,
 /**
  * One address's probe: a connect made ahead of any request (see
  * HostAddresses.firstContact) whose socket then waits, as a spare, for the
- * first connect of the address's pool, so that connect is not paid twice.
+ * first connection to the address over TLS, so its handshake is not paid twice.
  */
 export class ConnectProbe {
   /** The probe's connected socket, waiting for the pool's first connect. */
@@ -46,9 +53,9 @@ export class ConnectProbe {
    * Dials `target`. `settled` hears the outcome first; a socket that
    * connected is then kept as the spare if `stillWanted()`, else closed.
    */
-  start(target: buildConnector.Options, dial: Dial, settled: (err: Error | null) => void, stillWanted: () => boolean): void {
+  start(target: ProbeTarget, dial: Dial, settled: (err: Error | null) => void, stillWanted: () => boolean): void {
     let finished = false;
-    const onConnect: buildConnector.Callback = (err, connected) => {
+    const onConnect: ConnectCallback = (err, connected) => {
       finished = true;
       this.probing = undefined;
       settled(err);
@@ -57,17 +64,16 @@ export class ConnectProbe {
         connected.destroy();
         return;
       }
-      this.spare = connected as Socket;
+      this.spare = connected;
       // An idle spare that the server closes, or that fails, is simply dropped.
       const drop = (): void => {
         if (this.spare === connected) this.spare = undefined;
       };
       connected.once("close", drop).on("error", drop);
     };
-    // undici's connector returns the socket it dials (its typings say void):
-    // kept so that drop() can end a connect stuck on a black hole.
+    // Kept so that drop() can end a connect stuck on a black hole.
     const socket = dial(target, onConnect);
-    if (!finished) this.probing = (socket as Socket | undefined) ?? undefined;
+    if (!finished) this.probing = socket;
   }
 
   /** The spare socket if it is still open; from then on it is the caller's. */

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { RetryPacer } from "../../../src/engine/pacer.js";
 import { RequestError, withRetries } from "../../../src/engine/retry.js";
-import { takeStartingRouting } from "../../../src/net/routing.js";
 
 function slowDown(): Error {
   return Object.assign(new Error(""), { name: "SlowDown", $metadata: { httpStatusCode: 503 } });
@@ -66,10 +65,8 @@ describe("engine/pacer", () => {
     const policy = { maxAttempts: 10, baseDelayMs: 1, maxDelayMs: 1, pacer };
     let calls = 0;
     await assert.rejects(
-      withRetries("UploadPart 7 of s3://b/k", policy, async () => {
+      withRetries("UploadPart 7 of s3://b/k", policy, async (_n, routing) => {
         calls++;
-        const routing = takeStartingRouting();
-        assert.ok(routing);
         routing.address = `127.0.0.${calls + 1}`;
         throw slowDown();
       }),
@@ -88,8 +85,7 @@ describe("engine/pacer", () => {
   it("withRetries asks the next attempt to avoid the addresses that failed", async () => {
     const seenAvoid: string[][] = [];
     const policy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 };
-    await withRetries("GET x", policy, async (n) => {
-      const routing = takeStartingRouting()!;
+    await withRetries("GET x", policy, async (n, routing) => {
       seenAvoid.push([...routing.avoid]);
       routing.address = `10.0.0.${n}`;
       if (n < 2) throw Object.assign(new Error("reset"), { code: "ECONNRESET" });

@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import { AddressResolver } from "../../../src/net/resolver.js";
 import { DEFAULT_NET_OPTIONS } from "../../../src/net/net-options.js";
 import { HostAddresses } from "../../../src/net/pools/host-addresses.js";
+import { RawPools } from "../../../src/net/http1/pool.js";
+import { rawRequest } from "../../../src/net/http1/request.js";
 
 function hostWith(addresses: string[]): HostAddresses {
   return new HostAddresses("s3.example", "http:", 9, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses, ttlMs: Infinity, source: "pinned" });
@@ -106,19 +108,23 @@ describe("net/pools: first contact (real sockets on loopback)", () => {
     host = undefined;
   });
 
-  it("sends the first request to an address that connected, over the probe's own connection", async () => {
+  it("sends the first request to an address that connected (a plain-HTTP probe's socket is closed: s3x's client reads only sockets it opens)", async () => {
     host = new HostAddresses("s3.example", "http:", port, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.1"], ttlMs: Infinity, source: "pinned" });
     const started = Date.now();
     await host.firstContact();
     const first = host.pick();
     assert.equal(first.address, "127.0.0.1", "the refusing address, first in the list, is passed over");
-    let connects = 0;
-    server.on("connection", () => connects++);
-    const response = await first.pool.request({ method: "GET", path: "/" });
-    assert.equal(await response.body.text(), "ok");
+    const pools = new RawPools(DEFAULT_NET_OPTIONS);
+    try {
+      const response = await rawRequest({ pools, address: first, host, port }, { method: "GET", path: "/", headers: { host: `s3.example:${port}` }, body: undefined }, { expectedBytes: 0 });
+      const chunks: Buffer[] = [];
+      for await (const chunk of response.body) chunks.push(chunk as Buffer);
+      assert.equal(Buffer.concat(chunks).toString(), "ok");
+    } finally {
+      pools.close();
+    }
     // Refusals are answered at once: no wait for a connect timeout, however loaded the machine.
     assert.ok(Date.now() - started < DEFAULT_NET_OPTIONS.connectTimeoutMs, `first request took ${Date.now() - started} ms`);
-    assert.equal(connects, 0, "no second connect: the probe's socket carried the request");
     const refused = host.stats().find((s) => s.address === "127.0.0.2")!;
     assert.equal(refused.reachability, "down");
     assert.equal(refused.state, "bad");

@@ -1,56 +1,35 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
-import { HttpResponse, type HttpRequest } from "@smithy/core/protocols";
-import { Readable } from "node:stream";
-import { directGet } from "../../../src/s3/request.js";
-import { readAll } from "../../../src/s3/body.js";
-import { learnBucketRoutes } from "../../../src/s3/bucket-routes.js";
-import { bucketRegionsOf, followRegionRedirects, regionOfRedirect } from "../../../src/s3/region-redirects.js";
+import type { WireRequest } from "../../../src/net/transport.js";
+import { regionOfRedirect } from "../../../src/s3/region-redirects.js";
+import { getRange, headObject } from "../../../src/s3/operations.js";
+import { listObjectsPage } from "../../../src/s3/list.js";
+import { describeFailure } from "../../../src/s3/errors.js";
+import { recordingRequester, type CannedAnswer } from "../../support/recording-client.js";
 
-const scopeRegion = (request: HttpRequest) => /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/.exec(request.headers.authorization ?? "")?.[1];
+const scopeRegion = (request: WireRequest) => /Credential=[^/]+\/\d{8}\/([^/]+)\/s3\/aws4_request/.exec(request.headers.authorization ?? "")?.[1];
+const bucketOf = (request: WireRequest) => request.path.split(/[/?]/)[1];
 
 /**
- * A client whose request handler plays S3 for buckets in other regions
- * (`homes`): a request signed for another region than its bucket's gets a
- * 400 AuthorizationHeaderMalformed naming it (or a 301 with the header);
- * others get 200. Only the network is stood in for.
+ * Plays S3 for buckets in other regions (`homes`): a request signed for
+ * another region than its bucket's gets a 400 AuthorizationHeaderMalformed
+ * naming it (or a 301 with the x-amz-bucket-region header); others get 200.
+ * Only the network is stood in for.
  */
-function regionalClient(homes: Map<string, string>, style: "400" | "301" = "400"): { client: S3Client; sent: HttpRequest[]; turnedAway: HttpRequest[] } {
-  const sent: HttpRequest[] = [];
-  const turnedAway: HttpRequest[] = [];
-  const client = new S3Client({
-    endpoint: "http://127.0.0.1:7480",
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret" },
-    maxAttempts: 1,
-    cacheMiddleware: true,
-    requestHandler: {
-      handle: async (request: HttpRequest) => {
-        sent.push(request);
-        // Answered later than sent, so concurrent commands overlap.
-        await new Promise((resolve) => setImmediate(resolve));
-        const home = homes.get(request.path.split("/")[1]);
-        if (home !== undefined && scopeRegion(request) !== home) {
-          turnedAway.push(request);
-          if (style === "301") {
-            const xml = "<Error><Code>PermanentRedirect</Code><Message>m</Message></Error>";
-            return { response: new HttpResponse({ statusCode: 301, headers: { "x-amz-bucket-region": home, "content-type": "application/xml" }, body: Readable.from([Buffer.from(xml)]) }) };
-          }
-          const xml = `<Error><Code>AuthorizationHeaderMalformed</Code><Message>m</Message><Region>${home}</Region></Error>`;
-          return { response: new HttpResponse({ statusCode: 400, headers: { "content-type": "application/xml" }, body: Readable.from([Buffer.from(xml)]) }) };
-        }
-        if (request.query["list-type"] !== undefined) {
-          const xml = '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>';
-          return { response: new HttpResponse({ statusCode: 200, headers: { "content-type": "application/xml" }, body: Readable.from([Buffer.from(xml)]) }) };
-        }
-        return { response: new HttpResponse({ statusCode: 200, headers: { etag: '"e"', "content-length": "2" }, body: Readable.from([Buffer.from("ok")]) }) };
-      },
-    },
-  });
-  followRegionRedirects(client);
-  learnBucketRoutes(client, () => true);
-  return { client, sent, turnedAway };
+function regional(homes: Map<string, string>, style: "400" | "301" = "400", aws = false) {
+  const endpoint = aws ? undefined : "http://127.0.0.1:7480";
+  const turnedAway: WireRequest[] = [];
+  const answer = (request: WireRequest): CannedAnswer => {
+    const bucket = endpoint === undefined ? request.hostname.split(".")[0] : bucketOf(request);
+    const home = homes.get(bucket);
+    if (home !== undefined && scopeRegion(request) !== home) {
+      turnedAway.push(request);
+      if (style === "301") return { statusCode: 301, headers: { "x-amz-bucket-region": home }, body: "<Error><Code>PermanentRedirect</Code><Message>m</Message></Error>" };
+      return { statusCode: 400, body: `<Error><Code>AuthorizationHeaderMalformed</Code><Message>m</Message><Region>${home}</Region></Error>` };
+    }
+    if (request.path.includes("list-type=2")) return { statusCode: 200, body: '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>' };
+    return { statusCode: 206, headers: { etag: '"e"', "content-length": "2", "content-range": "bytes 0-1/2" }, body: "ok" };
+  };
+  return { ...recordingRequester(endpoint, "auto", answer), turnedAway };
 }
 
 describe("s3/region-redirects: a bucket in another region is learnt once, and its requests signed for it", () => {
@@ -63,42 +42,46 @@ describe("s3/region-redirects: a bucket in another region is learnt once, and it
     assert.equal(regionOfRedirect(301, "PermanentRedirect", undefined, undefined, false), undefined, "no region named");
   });
 
-  it("signs concurrent SDK commands for two buckets of two regions each for its own bucket's region", async () => {
+  it("concurrent listings of two buckets in two regions: one redirect per bucket, then every request signed for its bucket's region", async () => {
     const homes = new Map([["west", "eu-west-1"], ["south", "ap-south-1"]]);
-    const { client, sent, turnedAway } = regionalClient(homes, "301");
+    const { s3, sent, turnedAway } = regional(homes, "301");
     const lists = [];
-    for (let i = 0; i < 8; i++) for (const bucket of homes.keys()) lists.push(client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `p${i}` })).catch((e: Error) => e));
+    for (let i = 0; i < 8; i++) for (const bucket of homes.keys()) lists.push(listObjectsPage(s3, bucket, `p${i}`, {}).catch((e: Error) => e));
     const results = await Promise.all(lists);
     assert.deepEqual(results.filter((r) => r instanceof Error), []);
-    assert.equal(bucketRegionsOf(client)?.regionOf("west"), "eu-west-1");
-    assert.equal(bucketRegionsOf(client)?.regionOf("south"), "ap-south-1");
-    // After the first answers, every request goes out signed for its bucket's region at once.
-    const before = turnedAway.length;
-    await Promise.all([...homes.keys()].map((bucket) => client.send(new ListObjectsV2Command({ Bucket: bucket }))));
-    assert.equal(turnedAway.length, before);
-    for (const request of sent.slice(-2)) assert.equal(scopeRegion(request), homes.get(request.path.split("/")[1]));
+    assert.equal(turnedAway.length, 2, "the first request to each bucket went alone");
+    assert.equal(s3.regions.regionOf("west"), "eu-west-1");
+    assert.equal(s3.regions.regionOf("south"), "ap-south-1");
+    for (const request of sent.filter((r) => !turnedAway.includes(r))) assert.equal(scopeRegion(request), homes.get(bucketOf(request)));
   });
 
-  it("a direct GET turned away for its region is signed again for the region named, and the region kept", async () => {
-    const homes = new Map<string, string>();
-    const { client, sent, turnedAway } = regionalClient(homes);
-    await client.send(new GetObjectCommand({ Bucket: "moved", Key: "teach" }));
-    // The bucket's region changes under a route already learnt (us-east-1).
-    homes.set("moved", "sa-east-1");
-    const first = await directGet(client, "moved", "a.bin", { range: "bytes=0-1" });
-    assert.equal(first.statusCode, 200);
+  it("a GET turned away for its region (400 naming it) is signed again for that region, and the region kept", async () => {
+    const homes = new Map([["moved", "sa-east-1"]]);
+    const { s3, sent, turnedAway } = regional(homes);
+    const target = Buffer.alloc(2);
+    const first = await getRange(s3, { ref: { bucket: "moved", key: "a.bin" }, start: 0, end: 1, target, offset: 0 });
+    assert.equal(first.bytes, 2);
     assert.equal(turnedAway.length, 1);
     assert.equal(scopeRegion(sent.at(-1)!), "sa-east-1");
-    const second = await directGet(client, "moved", "b.bin", {});
-    assert.equal(second.statusCode, 200);
+    await getRange(s3, { ref: { bucket: "moved", key: "b.bin" }, start: 0, end: 1, target, offset: 0 });
     assert.equal(turnedAway.length, 1, "no second redirect");
-    // A 400 that is no redirect reaches the caller as it came, body and all.
-    const config = client.config as unknown as { requestHandler: { handle: (r: HttpRequest) => Promise<{ response: HttpResponse }> } };
-    config.requestHandler.handle = async () => ({
-      response: new HttpResponse({ statusCode: 400, headers: {}, body: Readable.from([Buffer.from("<Error><Code>InvalidArgument</Code></Error>")]) }),
-    });
-    const refused = await directGet(client, "moved", "c.bin", {});
-    assert.equal(refused.statusCode, 400);
-    assert.match((await readAll(refused.body)).toString(), /InvalidArgument/);
+  });
+
+  it("on AWS the redirected request goes to the bucket's regional host, not just a new signature", async () => {
+    const homes = new Map([["bucket", "eu-central-1"]]);
+    const { s3, sent } = regional(homes, "301", true);
+    await headObject(s3, { bucket: "bucket", key: "k" }).catch(() => undefined);
+    assert.deepEqual(sent.map((r) => r.hostname), ["bucket.s3.us-east-1.amazonaws.com", "bucket.s3.eu-central-1.amazonaws.com"]);
+  });
+
+  it("a 400 that is no redirect reaches the caller as the error it is; a redirect to the region already used is not followed", async () => {
+    const { s3 } = recordingRequester("http://127.0.0.1:7480", "auto", () => ({ statusCode: 400, body: "<Error><Code>InvalidArgument</Code><Message>no</Message></Error>" }));
+    const err = await headObject(s3, { bucket: "b", key: "k" }).catch((e: unknown) => e);
+    assert.equal(describeFailure(err).code, "InvalidArgument");
+    assert.equal(describeFailure(err).status, 400);
+    const loop = recordingRequester("http://127.0.0.1:7480", "auto", () => ({ statusCode: 301, headers: { "x-amz-bucket-region": "us-east-1" } }));
+    const same = await headObject(loop.s3, { bucket: "b", key: "k" }).catch((e: unknown) => e);
+    assert.equal(describeFailure(same).status, 301);
+    assert.equal(loop.sent.length, 1);
   });
 });
