@@ -3,7 +3,7 @@ import type { TLSSocket } from "node:tls";
 import type { FrontEndAddress } from "../pools.js";
 import { codedError } from "../failures.js";
 import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
-import { CRLFCRLF, parseHead, type ParsedHead } from "./response-head.js";
+import { dropEmptyLines, headEnd, parseHead, type ParsedHead } from "./response-head.js";
 import type { Exchange } from "./exchange.js";
 import { IDLE_TIMEOUT_MS, timeoutFailure, type Phase, type RawTimeouts } from "./phases.js";
 import { adoptReads, tlsSummary, type SocketReader } from "../tls-dial.js";
@@ -313,19 +313,20 @@ export class RawConnection implements SocketReader {
   }
 
   private onHeaderBytes(exchange: Exchange, n: number): boolean {
-    const start = Math.max(0, this.headerBytes - 3);
+    if (this.headerBytes === 0 && (n = dropEmptyLines(this.scratch, n)) === 0) return true;
     this.headerBytes += n;
-    const end = this.scratch.subarray(0, this.headerBytes).indexOf(CRLFCRLF, start);
-    if (end < 0) {
-      if (this.headerBytes >= SCRATCH_BYTES) this.fail(codedError("UND_ERR_HEADERS_OVERFLOW", "response headers too large"));
-      return true;
-    }
-    let head: ParsedHead;
+    let end = -1;
+    let head: ParsedHead | undefined;
     try {
-      head = parseHead(this.scratch.toString("latin1", 0, end));
+      end = headEnd(this.scratch.subarray(0, this.headerBytes), this.headerBytes - n);
+      if (end >= 0) head = parseHead(this.scratch.toString("latin1", 0, end));
     } catch (err) {
       this.fail(err as Error);
       return false;
+    }
+    if (!head) {
+      if (this.headerBytes >= SCRATCH_BYTES) this.fail(codedError("UND_ERR_HEADERS_OVERFLOW", `response headers too large (over ${SCRATCH_BYTES / 1024} KiB)`));
+      return true;
     }
     const rest = this.scratch.subarray(end + 4, this.headerBytes);
     if (head.status < 200) {
@@ -343,6 +344,8 @@ export class RawConnection implements SocketReader {
       return false;
     }
     if (exchange.framing === "length" && exchange.remaining === 0) {
+      // Bytes after a body-less answer answer nothing (s3x never pipelines): it stands, the connection goes.
+      if (rest.length > 0) exchange.keepAlive = false;
       this.endBody(exchange);
       return true;
     }
