@@ -7,6 +7,7 @@
  *   npm run bench:stream -- --quick           # 1 round, 16 × 16 MiB and 2 × 256 MiB
  *   npm run bench:stream -- --slow-reader 0   # skip the slow-reader memory check
  *   npm run bench:stream -- --startup-only    # only the start-up table (1-byte cat, one process per shard)
+ *   npm run bench:stream -- --rgw-nodelay     # radosgw with beast's tcp_nodelay=1 (see below)
  *
  * Workloads, each consumed by `sha256sum` (the stream's bytes are checked
  * against the objects' concatenation in key order; a wrong hash fails the cell):
@@ -26,7 +27,11 @@
  * loader's `pipe:` URL runs one per shard (median wall and CPU-seconds of
  * `--startup-runs` runs, against `node -e 0`, the floor of any Node program,
  * and rclone), and that pattern itself: 32 shards, one process each, one
- * after another into one hash.
+ * after another into one hash. radosgw's default (beast without tcp_nodelay)
+ * writes an answer's head and body apart under Nagle's algorithm: a small
+ * body then waits for the client's delayed ACK, ~40 ms, on any connection
+ * that has carried an exchange before (over TLS the handshake counts), for
+ * every client. `--rgw-nodelay` measures the same against tcp_nodelay=1.
  *
  * Each cell: median wall seconds, MB/s, the client's CPU-seconds and peak
  * RSS (GNU time over the whole client side: the loop and its processes
@@ -51,6 +56,7 @@ const rounds = arg("runs", quick ? 1 : 3);
 const slowReaderMBps = arg("slow-reader", 10);
 const startupOnly = flag("startup-only");
 const startupRuns = arg("startup-runs", 15);
+const rgwNoDelay = flag("rgw-nodelay");
 /** Issue #39's bar for a one-object cat: wall and CPU seconds. */
 const STARTUP_TARGET = { wall: 0.08, cpu: 0.06 };
 const workloads = [
@@ -238,7 +244,7 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
   const text = [
     `## bench:stream, ${new Date().toISOString().slice(0, 16)} UTC, s3x ${commit}, ${aws}, ${rclone}`,
     "",
-    `radosgw (memstore) on 127.0.0.1, client and server on the same 2 cores; medians of ${rounds} interleaved rounds; load average ${loads.length ? `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` : loadavg()[0]!.toFixed(1)}. Every stream hashed by sha256sum and checked (tar: the entry count). s5cmd is not installable here.`,
+    `radosgw (memstore${rgwNoDelay ? ", beast tcp_nodelay=1" : ", beast defaults: Nagle on"}) on 127.0.0.1, client and server on the same 2 cores; medians of ${rounds} interleaved rounds; load average ${loads.length ? `${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}` : loadavg()[0]!.toFixed(1)}. Every stream hashed by sha256sum and checked (tar: the entry count). s5cmd is not installable here.`,
     "",
     ...(rows.length ? ["| transport | workload | tool | wall s | MB/s | client CPU-s | peak RSS MiB |", "|---|---|---|---|---|---|---|", ...rows, ""] : []),
     ...startup,
@@ -328,4 +334,4 @@ function row(transport: string, w: (typeof workloads)[number], bytes: number, to
 }
 
 const certificate = makeCertificate(mkdtempSync(join(tmpdir(), "s3x-stream-tls-")));
-runBench((server, dir) => main(server, dir, certificate.certFile), { tls: certificate, memstoreBytes: 8 * 1024 * MiB, log: (l) => process.stderr.write(`[radosgw] ${l}\n`) });
+runBench((server, dir) => main(server, dir, certificate.certFile), { tls: certificate, memstoreBytes: 8 * 1024 * MiB, tcpNoDelay: rgwNoDelay, log: (l) => process.stderr.write(`[radosgw] ${l}\n`) });

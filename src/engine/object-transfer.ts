@@ -80,9 +80,7 @@ export async function transferObject(ctx: TransferContext, source: Location, des
     return { source: formatLocation(source), destination: target.path, bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "stream") {
-    const ref: ObjectRef = { bucket: source.bucket, key: source.key };
-    widenPipe(1);
-    const { size } = await downloadObject(ctx, ref, new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency)), downloadPartSize(options.partSize), undefined, options.download);
+    const { size } = await streamObject(ctx, { bucket: source.bucket, key: source.key }, options.partSize, options.download);
     return { source: formatLocation(source), destination: "-", bytes: size };
   }
   if (source.kind === "s3" && dest.kind === "s3") {
@@ -93,6 +91,23 @@ export async function transferObject(ctx: TransferContext, source: Location, des
   }
   throw new UsageError(`cannot copy ${formatLocation(source)} to ${formatLocation(dest)}`);
 }
+
+/**
+ * One object to stdout, in order: its first GET reveals the size (no HEAD
+ * before it), the other ranges are fetched ahead of the writer. A pipe is
+ * widened only for an object it could not hold whole: for a small one the
+ * process that widens it would cost more than it saves.
+ */
+export async function streamObject(ctx: TransferContext, ref: ObjectRef, partSize: number | undefined, options: DownloadOptions): Promise<{ size: number }> {
+  const writer = new OrderedWriter(new FdWriter(1, () => process.stdout), reorderWindow(ctx.queue.concurrency));
+  writer.onSize((size) => {
+    if (size > LINUX_PIPE_BYTES) widenPipe(1);
+  });
+  return downloadObject(ctx, ref, writer, downloadPartSize(partSize), undefined, options);
+}
+
+/** A Linux pipe's default capacity. */
+const LINUX_PIPE_BYTES = 64 * 1024;
 
 /**
  * How many parts an in-order download may fetch ahead of the writer: as few

@@ -132,6 +132,19 @@ const HEADS_IN_FLIGHT = 64;
 export type NamedObjectsCheck = "as-reached" | "check-first";
 
 /** A named object that is not there (404) or not ours to read (403): an S3 answer, so exit status 1, not a usage error. */
+/**
+ * The MissingObjectError a request's failure stands for when it was a 404
+ * or a 403 (else undefined), naming the manifest line (`where`) or, for an
+ * object named on the command line, hinting that a prefix ends in "/".
+ */
+export function missingObjectError(err: unknown, ref: ObjectRef, where?: string): MissingObjectError | undefined {
+  if (!(err instanceof RequestError) || (err.failure.status !== 404 && err.failure.status !== 403)) return undefined;
+  const absent = err.failure.status === 404;
+  // One object named on the command line may have been meant as a prefix.
+  const hint = where === undefined && absent ? ` (for every object under a prefix, end it with "/")` : "";
+  return new MissingObjectError(`${where !== undefined ? `${where}: ` : ""}s3://${ref.bucket}/${ref.key}: ${absent ? "no such object" : "access denied"}${hint}`, ref, absent);
+}
+
 export class MissingObjectError extends Error {
   constructor(
     message: string,
@@ -215,13 +228,9 @@ export class NamedObjectsSource implements SetSource<ObjectRef> {
       const info = await headWithRetries(this.ctx, ref, signal);
       return { entry: { relativePath: object.relativePath, size: info.size, mtimeMs: info.lastModified?.getTime() ?? 0, ref } };
     } catch (err) {
-      if (!(err instanceof RequestError) || (err.failure.status !== 404 && err.failure.status !== 403)) throw err;
-      const absent = err.failure.status === 404;
-      const where = object.line !== undefined ? `${this.name}:${object.line}: ` : "";
-      // One object named on the command line may have been meant as a prefix.
-      const hint = object.line === undefined && absent ? ` (for every object under a prefix, end it with "/")` : "";
-      const error = new MissingObjectError(`${where}s3://${ref.bucket}/${ref.key}: ${absent ? "no such object" : "access denied"}${hint}`, ref, absent);
-      return { problem: { shown: `s3://${ref.bucket}/${ref.key}`, message: error.message, relativePath: object.relativePath, absent, error } };
+      const error = missingObjectError(err, ref, object.line !== undefined ? `${this.name}:${object.line}` : undefined);
+      if (!error) throw err;
+      return { problem: { shown: `s3://${ref.bucket}/${ref.key}`, message: error.message, relativePath: object.relativePath, absent: error.absent, error } };
     }
   }
 

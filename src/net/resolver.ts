@@ -1,4 +1,4 @@
-import { lookup, Resolver } from "node:dns/promises";
+import type { Resolver } from "node:dns/promises";
 import { isIP } from "node:net";
 
 /** What a host name resolved to, and for how long that answer holds. */
@@ -38,13 +38,20 @@ export function refreshDelay(ttlMs: number): number {
  * system resolver).
  */
 export class AddressResolver {
-  private readonly resolver: Resolver;
+  /** Made at the first name to resolve: node:dns (and dgram with it) is not loaded for an IP-literal or pinned endpoint. */
+  private resolverMade: Resolver | undefined;
 
-  constructor(private readonly options: ResolverOptions = {}) {
-    // c-ares defaults to 5 s × 4 tries; a front-end list that answers that
-    // slowly is worse than the addresses we already have.
-    this.resolver = new Resolver({ timeout: 2_000, tries: 2 });
-    if (options.dnsServers && options.dnsServers.length > 0) this.resolver.setServers([...options.dnsServers]);
+  constructor(private readonly options: ResolverOptions = {}) {}
+
+  private get resolver(): Resolver {
+    if (!this.resolverMade) {
+      const { Resolver } = process.getBuiltinModule("node:dns/promises");
+      // c-ares defaults to 5 s × 4 tries; a front-end list that answers that
+      // slowly is worse than the addresses we already have.
+      this.resolverMade = new Resolver({ timeout: 2_000, tries: 2 });
+      if (this.options.dnsServers && this.options.dnsServers.length > 0) this.resolverMade.setServers([...this.options.dnsServers]);
+    }
+    return this.resolverMade;
   }
 
   /** True when the answer can never change (pinned, or an IP literal): no re-resolution. */
@@ -75,7 +82,7 @@ export class AddressResolver {
         code: "ENOTFOUND",
       });
     }
-    const results = await lookup(hostName, { all: true });
+    const results = await process.getBuiltinModule("node:dns/promises").lookup(hostName, { all: true });
     const v4Lookup = results.filter((r) => r.family === 4).map((r) => r.address);
     const addresses = unique(v4Lookup.length > 0 ? v4Lookup : results.map((r) => r.address));
     // getaddrinfo tells no TTL: re-resolve at the slowest regular pace.

@@ -1,4 +1,3 @@
-import { exec } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { loadSharedConfigFiles } from "@smithy/core/config";
 
@@ -134,7 +133,8 @@ function processCredentials(name: string, command: string, env: NodeJS.ProcessEn
 function runProcess(name: string, command: string, env: NodeJS.ProcessEnv): Promise<ProcessCredentials> {
   const failed = (what: string): CredentialSourceError => new CredentialSourceError(`profile ${name}: credential_process "${command}" ${what}`);
   return new Promise((resolve, reject) => {
-    exec(command, { env, maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
+    // node:child_process is loaded here, for the profiles that run a process: not at every start.
+    process.getBuiltinModule("node:child_process").exec(command, { env, maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
       const said = oneLine(stderr);
       if (err) {
         const exit = typeof err.code === "number" ? `exited with code ${err.code}` : err.signal ? `was killed by ${err.signal}` : `could not run (${err.message})`;

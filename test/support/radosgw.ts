@@ -69,6 +69,13 @@ export interface RadosgwOptions {
   dir?: string;
   /** Progress messages (default: none). */
   log?: (line: string) => void;
+  /**
+   * beast's tcp_nodelay=1 (off by default): without it radosgw writes an
+   * answer's head and body apart under Nagle's algorithm, and a small body
+   * waits for the client's delayed ACK (~40 ms) on a connection that has
+   * already carried an exchange (a TLS handshake counts).
+   */
+  tcpNoDelay?: boolean;
 }
 
 export interface RadosgwServer {
@@ -259,6 +266,7 @@ interface ConfParams {
   tlsFrontends: string[];
   maxConcurrentRequests: number;
   memstoreBytes: number;
+  tcpNoDelay?: boolean;
 }
 
 function cephConf(p: ConfParams): string {
@@ -372,7 +380,7 @@ admin socket =
 
 [client.rgw]
 # One process serving every address x port.
-rgw frontends = beast ${[...p.frontends.map((f) => `endpoint=${f}`), ...p.tlsFrontends].join(' ')}
+rgw frontends = beast ${[...p.frontends.map((f) => `endpoint=${f}`), ...p.tlsFrontends, ...(p.tcpNoDelay ? ["tcp_nodelay=1"] : [])].join(' ')}
 `;
 }
 
@@ -552,7 +560,7 @@ export async function startRadosgw(opts: RadosgwOptions = {}): Promise<RadosgwSe
             `ssl_private_key=${opts.tls.keyFile}`,
           ]
         : [];
-    writeFileSync(conf, cephConf({ dir, fsid, monPort, frontends, tlsFrontends, maxConcurrentRequests, memstoreBytes }));
+    writeFileSync(conf, cephConf({ dir, fsid, monPort, frontends, tlsFrontends, maxConcurrentRequests, memstoreBytes, tcpNoDelay: opts.tcpNoDelay }));
     log(`radosgw: starting in ${dir} (S3 port ${port}, mon port ${monPort})`);
 
     // Monitor: a monmap naming our one mon at its port, then a fresh store.

@@ -4,8 +4,13 @@ import { keyBaseName, parseLocation, UsageError, type Location } from "../../pla
 import { withCommonOptions } from "../options.js";
 import { declareOptions, declarePositional, defaultOf } from "../option-table.js";
 import { runMany } from "./transfer-set.js";
-import { withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
-import type { SetArgs } from "./transfer-options.js";
+import { checkSelectionOptions, withManifestOption, withShardOptions, type SelectionArgs } from "./selection.js";
+import { transferSizesOf, type SetArgs } from "./transfer-options.js";
+import { Session } from "../session.js";
+import { requestSettings } from "../object-options.js";
+import { streamObject } from "../../engine/object-transfer.js";
+import { missingObjectError } from "../../engine/set-ends.js";
+import { ExitCode } from "../errors.js";
 
 /** `s3x cat`'s own options; the rest are the shared ones. */
 export interface CatArgs extends SelectionArgs {
@@ -36,10 +41,43 @@ export async function runCat(args: CatArgs, run: RunOptions, argv: readonly stri
   const setArgs = { ...CAT_DEFAULTS, ...args } as SetArgs & SelectionArgs;
   const dest: Location = { kind: "stream" };
   if (args.from !== undefined || isPrefix(source!)) return runMany("cat", source, dest, setArgs, run, argv);
-  // One object: a manifest of one line, so --tar frames it the same way; checked before anything is written.
   const one = source as Location & { kind: "s3" };
+  checkSelectionOptions(setArgs, { command: "cat", many: true });
+  if (plainOne(args)) return catOne(one, setArgs, run);
+  // One object with --tar, --shard, --shuffle, --json or --dryrun: a manifest of one line, so it goes the
+  // way of many (a tar entry needs its size before the first byte: checked with a HEAD first).
   const named = { kind: "named" as const, objects: [{ bucket: one.bucket, key: one.key, relativePath: keyBaseName(one.key) }], name: args.source!, checkFirst: true };
   return runMany("cat", named, dest, setArgs, run, argv);
+}
+
+/** One object, raw, with nothing the set path adds (framing, selection, a summary, a dry run). */
+function plainOne(args: CatArgs & { json?: boolean }): boolean {
+  return !args.tar && args.shard === undefined && args.shuffle === undefined && args["group-by"] === undefined && !args.dryrun && !args.json;
+}
+
+/**
+ * One object's bytes to stdout, as `cp s3://… -` sends them: the first GET
+ * reveals the size, with no HEAD before it. That is one request less per
+ * process in the `pipe:` pattern (a process per shard), and on radosgw no
+ * 40 ms wait for a small answer on a reused connection (a GET after a HEAD
+ * on the same connection waits out the client's delayed ACK: radosgw writes
+ * an answer's head and body apart, with Nagle's algorithm on). A missing or
+ * forbidden object is named as the set path names it.
+ */
+async function catOne(source: Location & { kind: "s3" }, args: SetArgs & SelectionArgs, run: RunOptions): Promise<number> {
+  const dest: Location = { kind: "stream" };
+  const { partSize } = transferSizesOf(args, dest);
+  const session = Session.open(run, { progressAllowed: true, jsonToStderr: true, requests: requestSettings(args, source, dest) });
+  const ref = { bucket: source.bucket, key: source.key };
+  try {
+    await streamObject(session.context, ref, partSize, { verifyEtag: args["verify-etag"] });
+  } catch (err) {
+    throw (session.signal.aborted ? undefined : missingObjectError(err, ref)) ?? err;
+  } finally {
+    await session.close();
+  }
+  await session.throwIfStopped();
+  return ExitCode.ok;
 }
 
 /** A key ending in "/" (or none): every object under it. */

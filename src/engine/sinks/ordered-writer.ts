@@ -48,8 +48,16 @@ export class OrderedWriter implements DownloadSink {
   }
 
   private observer: ((data: Buffer) => void) | undefined;
+  private sized: ((size: number) => void) | undefined;
 
-  async open(): Promise<void> {}
+  async open(size: number): Promise<void> {
+    this.sized?.(size);
+  }
+
+  /** Hears the object's size once its first answer told it (before any byte is written). */
+  onSize(listener: (size: number) => void): void {
+    this.sized = listener;
+  }
 
   /** Sees every byte once, in order (a running hash over a stream that cannot be read back). */
   observeInOrder(observer: (data: Buffer) => void): void {
