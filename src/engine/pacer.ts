@@ -17,10 +17,9 @@
  *    before the last decrease do not count again: they were sent under the
  *    old limit.
  *
- * Why not the SDK's StandardRetryStrategy (@smithy/core 3.41, whose retry
- * middleware s3/client.ts removes): it decides retries of SDK commands, and
- * most of s3x's requests are its own (s3/request.ts) with per-attempt resume
- * and routing (engine/retry.ts). It has no limit on attempts in flight, and
+ * Why not the AWS SDK's StandardRetryStrategy (@smithy/core 3.41): it decides
+ * retries of SDK commands, and s3x's requests are its own (s3/request.ts)
+ * with per-attempt resume and routing (engine/retry.ts). It has no limit on attempts in flight, and
  * its bucket differs (3 attempts; 14 tokens per transient or 5xx retry, 5 per
  * throttle; 50 ms / 1 s backoff bases; its backoff sleep ignores any abort
  * signal). The limit is what matters under SlowDown: 1,000 × 64 KiB

@@ -31,7 +31,7 @@ export function needsFreshConnection(method: string, query: Record<string, unkno
   }
 }
 
-/** Query parameters an object GET may carry (the SDK adds x-id=GetObject). */
+/** Query parameters an object GET may carry (the AWS SDK adds x-id=GetObject; s3x sends none). */
 const OBJECT_GET_PARAMETERS: ReadonlySet<string> = new Set(["x-id", "partNumber", "versionId"]);
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {

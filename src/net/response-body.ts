@@ -13,8 +13,8 @@ export interface BodySource {
 }
 
 /**
- * The body of an HTTP response as the AWS SDK sees it: a Readable, so every
- * SDK code path (error parsing, `transformToString`, piping) works unchanged.
+ * The body of an HTTP response: a Readable, for small bodies (XML answers,
+ * errors) read whole by s3/request.ts.
  *
  * It also has a fast path for the transfer engine, `readInto`: the bytes of
  * the socket are copied straight into a caller's part buffer, with no stream

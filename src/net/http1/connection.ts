@@ -350,7 +350,7 @@ export class RawConnection implements SocketReader {
       return true;
     }
     if (!exchange.body.hasSink) {
-      // Until the engine brings its part buffer (or the SDK reads the stream),
+      // Until the engine brings its part buffer (or the request layer reads the stream),
       // read no further. Body bytes that came with the head wait in scratch
       // space (nothing reads into it meanwhile) and go straight to the part
       // buffer when it comes: no copy into the stream, no allocation (a small
