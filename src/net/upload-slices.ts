@@ -1,4 +1,4 @@
-/** Large request bodies go out in slices of this size, on either transport. */
+/** Large request bodies go out in slices of this size. */
 export const UPLOAD_SLICE_BYTES = 512 * 1024;
 
 /**
@@ -7,11 +7,4 @@ export const UPLOAD_SLICE_BYTES = 512 * 1024;
  */
 export function sentInSlices(bytes: number): boolean {
   return bytes >= UPLOAD_SLICE_BYTES * 2;
-}
-
-/** Bytes of a request body given as bytes or a string; 0 for a stream (its length is not known here). */
-export function bodyLength(body: unknown): number {
-  if (typeof body === "string") return Buffer.byteLength(body);
-  if (body instanceof Uint8Array) return body.byteLength;
-  return 0;
 }

@@ -107,7 +107,7 @@ export async function listParts(s3: S3Requester, ref: ObjectRef, uploadId: strin
   for (;;) {
     const query: Record<string, string> = { uploadId };
     if (marker !== undefined) query["part-number-marker"] = marker;
-    const response = await s3.send({ operation: "ListParts", method: "GET", bucket: ref.bucket, key: ref.key, query, kind: "read" }, call);
+    const response = await s3.send({ operation: "ListParts", method: "GET", bucket: ref.bucket, key: ref.key, query }, call);
     const result = xmlRoot(await textOf(response), "ListPartsResult");
     if (!result) throw new Error("ListParts answered with a document that is not a ListPartsResult");
     for (const p of children(result, "Part")) {
