@@ -1,4 +1,4 @@
-import { loadSharedConfigFiles } from "@smithy/core/config";
+import { loadSharedConfigFiles } from "@smithy/shared-ini-file-loader";
 import { UsageError } from "../plan/location.js";
 
 /**

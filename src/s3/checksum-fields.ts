@@ -12,21 +12,17 @@ export interface ChecksumValue {
   base64: string;
 }
 
-type ChecksumField = "ChecksumCRC32" | "ChecksumCRC32C" | "ChecksumCRC64NVME" | "ChecksumSHA256";
+const ALGORITHMS: readonly ChecksumAlgorithm[] = ["CRC32", "CRC32C", "CRC64NVME", "SHA256"];
 
-const CHECKSUM_FIELDS: Record<ChecksumAlgorithm, ChecksumField> = {
-  CRC32: "ChecksumCRC32",
-  CRC32C: "ChecksumCRC32C",
-  CRC64NVME: "ChecksumCRC64NVME",
-  SHA256: "ChecksumSHA256",
-};
-
-/** The checksum a response carries, if any (only one algorithm is stored per object). */
-function checksumOutput(out: Partial<Record<ChecksumField, string>> & { ChecksumType?: string }): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
-  for (const [algorithm, field] of Object.entries(CHECKSUM_FIELDS) as [ChecksumAlgorithm, ChecksumField][]) {
-    const base64 = out[field];
+/**
+ * The checksum an answer carries, if any (only one algorithm is stored per
+ * object), read by `valueOf` from headers or XML, and its type.
+ */
+export function checksumFrom(valueOf: (algorithm: ChecksumAlgorithm) => string | undefined, typeText?: string): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
+  for (const algorithm of ALGORITHMS) {
+    const base64 = valueOf(algorithm);
     if (base64) {
-      const type = out.ChecksumType === "FULL_OBJECT" || out.ChecksumType === "COMPOSITE" ? out.ChecksumType : undefined;
+      const type = typeText === "FULL_OBJECT" || typeText === "COMPOSITE" ? typeText : undefined;
       // Without a type, a value with "-N" is a multipart composite; otherwise it covers the whole object.
       return { checksum: { algorithm, base64 }, checksumType: type ?? (/-\d+$/.test(base64) ? "COMPOSITE" : "FULL_OBJECT") };
     }
@@ -36,13 +32,7 @@ function checksumOutput(out: Partial<Record<ChecksumField, string>> & { Checksum
 
 /** The checksum named by a response's x-amz-checksum-* headers (lower-case names), and its type. */
 export function checksumFromHeaders(headers: Record<string, string>): { checksum?: ChecksumValue; checksumType?: ChecksumType } {
-  return checksumOutput({
-    ChecksumCRC32: headers["x-amz-checksum-crc32"],
-    ChecksumCRC32C: headers["x-amz-checksum-crc32c"],
-    ChecksumCRC64NVME: headers["x-amz-checksum-crc64nvme"],
-    ChecksumSHA256: headers["x-amz-checksum-sha256"],
-    ChecksumType: headers["x-amz-checksum-type"],
-  });
+  return checksumFrom((algorithm) => headers[`x-amz-checksum-${algorithm.toLowerCase()}`], headers["x-amz-checksum-type"]);
 }
 
 /** The header that carries a PUT's checksum for the server to check. */

@@ -1,7 +1,7 @@
 import { attributeHeaders, type ObjectAttributes, type StorageSettings } from "./attributes.js";
 import type { Call, ObjectRef } from "./object-ref.js";
 import { textOf, type S3Requester } from "./request.js";
-import { failureInOk } from "./object-write.js";
+import { failureInOk } from "./errors.js";
 import { childText, xmlRoot } from "./xml.js";
 import { encodeKey } from "./route.js";
 

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { loadSharedConfigFiles } from "@smithy/core/config";
+import { loadSharedConfigFiles } from "@smithy/shared-ini-file-loader";
 
 /**
  * Credential failures that say what failed, as aws-cli does.

@@ -138,3 +138,21 @@ export function xmlText(raw: string | undefined): string | undefined {
     return point <= 0x10ffff ? String.fromCodePoint(point) : whole;
   });
 }
+
+/** The codes a server's failure inside a 200 carries that are transient: those become a 503, retried. */
+const UNAVAILABLE_CODES = new Set(["SlowDown", "ServiceUnavailable", "InternalError", "Throttling", "ThrottlingException", "RequestTimeout"]);
+
+/**
+ * The error a 200 answer stands for, if any. S3 sends the 200 status of a
+ * CompleteMultipartUpload or a copy before the work is done, so one that
+ * fails late answers 200 with an <Error> document, or (a copy) with nothing
+ * if the connection was cut. A transient code (or nothing) is a server failure,
+ * status 503, retried; any other (InvalidPart, NoSuchUpload, EntityTooSmall…)
+ * is the server's final word and keeps the 200 it came with.
+ */
+export function failureInOk(response: { headers: Record<string, string> }, text: string, operation: string, emptyIsFailure = false): Error | undefined {
+  if (text.length === 0 && emptyIsFailure) return errorFromText(503, response.headers, "<Error><Code>InternalError</Code><Message>the request ended without an answer</Message></Error>", operation);
+  if (!text.trimEnd().endsWith("</Error>")) return undefined;
+  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+  return errorFromText(code === undefined || UNAVAILABLE_CODES.has(code) ? 503 : 200, response.headers, text, operation);
+}

@@ -1,9 +1,9 @@
 import { attributeHeaders, type ObjectAttributes } from "./attributes.js";
 import type { Call, ObjectRef } from "./object-ref.js";
-import { addChecksumHeader, checksumFromHeaders, type ChecksumCall, type ChecksumType, type ChecksumValue, type MultipartChecksum } from "./checksum-fields.js";
-import { drain, textOf, type S3Requester, type S3Response } from "./request.js";
+import { addChecksumHeader, checksumFrom, checksumFromHeaders, type ChecksumCall, type ChecksumType, type ChecksumValue, type MultipartChecksum } from "./checksum-fields.js";
+import { drain, textOf, type S3Requester } from "./request.js";
 import { childBoolean, childNumber, childText, children, escapeXml, xmlRoot } from "./xml.js";
-import { errorFromText } from "./errors.js";
+import { failureInOk } from "./errors.js";
 
 /** Object writes: PutObject and the multipart upload calls (create, part, complete, list, abort). */
 
@@ -74,24 +74,6 @@ export function completeDocument(parts: CompletedPart[]): string {
   return `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${items.join("")}</CompleteMultipartUpload>`;
 }
 
-/** The codes a server's failure inside a 200 carries that are transient: those become a 503, retried. */
-const UNAVAILABLE_CODES = new Set(["SlowDown", "ServiceUnavailable", "InternalError", "Throttling", "ThrottlingException", "RequestTimeout"]);
-
-/**
- * The error a 200 answer stands for, if any. S3 sends the 200 status of a
- * CompleteMultipartUpload or a copy before the work is done, so one that
- * fails late answers 200 with an <Error> document, or (a copy) with nothing
- * if the connection was cut. A transient code (or nothing) is a server failure,
- * status 503, retried; any other (InvalidPart, NoSuchUpload, EntityTooSmall…)
- * is the server's final word and keeps the 200 it came with.
- */
-export function failureInOk(response: Pick<S3Response, "headers">, text: string, operation: string, emptyIsFailure = false): Error | undefined {
-  if (text.length === 0 && emptyIsFailure) return errorFromText(503, response.headers, "<Error><Code>InternalError</Code><Message>the request ended without an answer</Message></Error>", operation);
-  if (!text.trimEnd().endsWith("</Error>")) return undefined;
-  const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-  return errorFromText(code === undefined || UNAVAILABLE_CODES.has(code) ? 503 : 200, response.headers, text, operation);
-}
-
 /** A part S3 already stores for an upload in progress. */
 export interface StoredPart {
   partNumber: number;
@@ -111,7 +93,8 @@ export async function listParts(s3: S3Requester, ref: ObjectRef, uploadId: strin
     const result = xmlRoot(await textOf(response), "ListPartsResult");
     if (!result) throw new Error("ListParts answered with a document that is not a ListPartsResult");
     for (const p of children(result, "Part")) {
-      parts.push({ partNumber: childNumber(p, "PartNumber") ?? 0, size: childNumber(p, "Size") ?? 0, etag: childText(p, "ETag") ?? "", ...checksumOfElement(p) });
+      const { checksum } = checksumFrom((algorithm) => childText(p, `Checksum${algorithm}`));
+      parts.push({ partNumber: childNumber(p, "PartNumber") ?? 0, size: childNumber(p, "Size") ?? 0, etag: childText(p, "ETag") ?? "", ...(checksum ? { checksum } : {}) });
     }
     const next = childText(result, "NextPartNumberMarker");
     if (!childBoolean(result, "IsTruncated") || !next) return parts;
@@ -121,15 +104,6 @@ export async function listParts(s3: S3Requester, ref: ObjectRef, uploadId: strin
 
 export async function abortMultipartUpload(s3: S3Requester, ref: ObjectRef, uploadId: string, call: Call = {}): Promise<void> {
   await drain(await s3.send({ operation: "AbortMultipartUpload", method: "DELETE", bucket: ref.bucket, key: ref.key, query: { uploadId } }, call));
-}
-
-/** The checksum an XML element (a Part) carries, if any. */
-function checksumOfElement(element: Parameters<typeof childText>[0]): { checksum?: ChecksumValue } {
-  for (const algorithm of ["CRC32", "CRC32C", "CRC64NVME", "SHA256"] as const) {
-    const base64 = childText(element, `Checksum${algorithm}`);
-    if (base64) return { checksum: { algorithm, base64 } };
-  }
-  return {};
 }
 
 /** Whether the request carries a checksum the server is known to verify (then --payload-signing auto skips the SHA-256). */

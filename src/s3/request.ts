@@ -6,7 +6,7 @@ import { needsFreshConnection } from "../net/nagle-workaround.js";
 import { readAll } from "./body.js";
 import { Signers, canonicalQuery, signHeaders, type SigningCredentials } from "./sigv4.js";
 import { headersFor, type RequestKind, type RequestSettings } from "./request-headers.js";
-import { routeOf, type EndpointSettings, type Route } from "./route.js";
+import { endpointOf, routeOf, type Endpoint, type EndpointSettings, type Route } from "./route.js";
 import { BucketRegions, errorCodeAndRegion, mayRedirect, regionOfRedirect } from "./region-redirects.js";
 import { signsPayloadUnder, type PayloadSigning } from "./payload-signing.js";
 import { errorFromText } from "./errors.js";
@@ -95,13 +95,17 @@ export class S3Requester {
   /** Buckets that live in another region than the run's (learnt from redirects). */
   readonly regions = new BucketRegions();
   private readonly signers = new Signers();
+  /** The endpoint, its URL parsed once. */
+  private readonly endpoint: Endpoint;
   /** Server time minus local time, learnt from a clock-skew refusal. */
   private clockOffsetMs = 0;
 
   constructor(
     readonly settings: RequesterSettings,
     private readonly transport: WireSender,
-  ) {}
+  ) {
+    this.endpoint = endpointOf(settings.endpoint);
+  }
 
   /** The region requests for `bucket` are signed for: the learnt one, else the run's. */
   regionOf(bucket: string | undefined): string {
@@ -110,7 +114,7 @@ export class S3Requester {
 
   /** Where a request for `bucket`/`key` goes now. */
   routeOf(bucket?: string, key?: string): Route {
-    return routeOf(this.settings.endpoint, this.regionOf(bucket), bucket, key);
+    return routeOf(this.endpoint, this.regionOf(bucket), bucket, key);
   }
 
   /** The run's credentials (undefined when anonymous) and the server-corrected clock. */
@@ -169,7 +173,7 @@ export class S3Requester {
   }
 
   private async sendSigned(req: S3Request, call: Call, region: string): Promise<S3Response> {
-    const route = routeOf(this.settings.endpoint, region, req.bucket, req.key);
+    const route = routeOf(this.endpoint, region, req.bucket, req.key);
     const query = req.query ?? {};
     const headers: Record<string, string> = { host: route.host, "user-agent": USER_AGENT, ...req.headers };
     if (this.settings.requests) Object.assign(headers, headersFor(this.settings.requests, req.kind ?? "other"));

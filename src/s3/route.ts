@@ -37,24 +37,42 @@ export interface Route {
   path: string;
 }
 
+/** A custom endpoint's URL, parsed once per connection (routeOf runs for every request). */
+interface CustomEndpoint {
+  protocol: "http:" | "https:";
+  hostname: string;
+  port?: number;
+  /** The URL's path without its trailing "/" ("" for none). */
+  base: string;
+}
+
+/** The settings with the custom endpoint's URL parsed: what routeOf takes. */
+export interface Endpoint extends EndpointSettings {
+  custom?: CustomEndpoint;
+}
+
+export function endpointOf(settings: EndpointSettings): Endpoint {
+  if (settings.endpointUrl === undefined) return settings;
+  const url = new URL(settings.endpointUrl);
+  const custom: CustomEndpoint = { protocol: url.protocol === "http:" ? "http:" : "https:", hostname: url.hostname, port: url.port === "" ? undefined : Number(url.port), base: url.pathname.replace(/\/+$/, "") };
+  return { ...settings, custom };
+}
+
 /** The route of a request for `bucket` (and `key`), signed for `region`. */
-export function routeOf(settings: EndpointSettings, region: string, bucket?: string, key?: string): Route {
+export function routeOf(endpoint: Endpoint, region: string, bucket?: string, key?: string): Route {
   const keyPath = key === undefined ? "" : encodeKey(key);
-  if (settings.endpointUrl !== undefined) {
-    const url = new URL(settings.endpointUrl);
-    const protocol = url.protocol === "http:" ? "http:" : "https:";
-    const port = url.port === "" ? undefined : Number(url.port);
-    const base = url.pathname.replace(/\/+$/, "");
-    if (bucket === undefined) return route(protocol, url.hostname, port, `${base}/`);
-    if (settings.forcePathStyle || !virtualHostable(bucket, protocol)) return route(protocol, url.hostname, port, `${base}/${bucket}/${keyPath}`);
-    return route(protocol, `${bucket}.${url.hostname}`, port, `${base}/${keyPath}`);
+  if (endpoint.custom !== undefined) {
+    const { protocol, hostname, port, base } = endpoint.custom;
+    if (bucket === undefined) return route(protocol, hostname, port, `${base}/`);
+    if (endpoint.forcePathStyle || !virtualHostable(bucket, protocol)) return route(protocol, hostname, port, `${base}/${bucket}/${keyPath}`);
+    return route(protocol, `${bucket}.${hostname}`, port, `${base}/${keyPath}`);
   }
   const domain = region.startsWith("cn-") ? "amazonaws.com.cn" : "amazonaws.com";
   const regional = `s3.${region}.${domain}`;
   if (bucket === undefined) return route("https:", regional, undefined, "/");
   const hostable = virtualHostable(bucket, "https:");
-  if (settings.accelerate && hostable) return route("https:", `${bucket}.s3-accelerate.${domain}`, undefined, `/${keyPath}`);
-  if (settings.forcePathStyle || !hostable) return route("https:", regional, undefined, `/${bucket}/${keyPath}`);
+  if (endpoint.accelerate && hostable) return route("https:", `${bucket}.s3-accelerate.${domain}`, undefined, `/${keyPath}`);
+  if (endpoint.forcePathStyle || !hostable) return route("https:", regional, undefined, `/${bucket}/${keyPath}`);
   return route("https:", `${bucket}.${regional}`, undefined, `/${keyPath}`);
 }
 

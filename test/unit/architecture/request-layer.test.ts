@@ -23,7 +23,7 @@ const SDK_ENTRY_POINTS = new Set([
   "@aws-sdk/credential-provider-node", // the credential chain (SSO, credential_process, web identity, IMDS, role chains)
   "@aws-sdk/credential-provider-env", // keys from the environment alone
   "@smithy/signature-v4", // SigV4
-  "@smithy/core/config", // the shared config and credentials files
+  "@smithy/shared-ini-file-loader", // the shared config and credentials files
   "@aws-sdk/crc64-nvme", // CRC64NVME checksums
 ]);
 

@@ -33,11 +33,10 @@ import {
   uploadPart,
   uploadPartCopy,
 } from "../../../src/s3/operations.js";
-import { failureInOk } from "../../../src/s3/object-write.js";
 import { deleteObject, deleteObjects } from "../../../src/s3/delete.js";
 import { listBuckets, listObjectsPage, listUploadsPage } from "../../../src/s3/list.js";
 import { createBucket } from "../../../src/s3/buckets.js";
-import { describeFailure } from "../../../src/s3/errors.js";
+import { describeFailure, failureInOk } from "../../../src/s3/errors.js";
 import { encodeKey } from "../../../src/s3/route.js";
 import { recordingRequester, type CannedAnswer } from "../../support/recording-client.js";
 
