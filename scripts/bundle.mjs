@@ -105,6 +105,27 @@ await build({
   legalComments: "none",
 });
 
+// The data-plane worker thread (src/engine/workers/worker-thread.ts): a bundle of its
+// own, loaded only when a run starts worker threads (engine/workers/pool.ts finds it
+// beside dist/s3x.cjs).
+await build({
+  entryPoints: [join(root, "dist", "src", "engine", "workers", "worker-thread.js")],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  mainFields: ["module", "main"],
+  logLevel: "warning",
+  outfile: join(root, "dist", "s3x-worker.cjs"),
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: "none",
+  // A worker never runs the credential chain (the main thread hands it credentials): left out.
+  external: ["@node-rs/crc32", "@aws-sdk/credential-provider-node", "@aws-sdk/credential-provider-env"],
+  define: { "import.meta.url": "__s3xImportMetaUrl" },
+  banner: { js: "var __s3xImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+
 // The bundle of earlier builds (ES module) must not shadow the new one.
 rmSync(join(root, "dist", "s3x.mjs"), { force: true });
 rmSync(`${outfile}.cache`, { force: true });

@@ -22,7 +22,7 @@ export function withCommonOptions<T>(y: Argv<T>) {
 /** The shared options, in their help order (the table says what each is: cli/option-table.ts). */
 export const COMMON_OPTIONS: readonly OptionName[] = [
   "endpoint-url", "region", "profile", "sign-request", "force-path-style", "payload-signing", "ca-bundle", "verify-ssl", "connect-timeout", "read-timeout", "resolve", "dns-server", "max-attempts",
-  "concurrency", "target-throughput", "max-memory", "page-size", "list-ranges",
+  "concurrency", "target-throughput", "max-memory", "workers", "page-size", "list-ranges",
   "quiet", "only-show-errors", "progress", "json", "debug",
   "cli-connect-timeout", "cli-read-timeout", "output", "query", "color", "cli-binary-format", "paginate", "cli-pager", "cli-auto-prompt", "use-accelerate-endpoint",
 ];
@@ -53,6 +53,7 @@ export interface CommonArgs {
   "max-memory": string;
   "page-size"?: number;
   "list-ranges": number;
+  workers?: number;
   quiet: boolean;
   "only-show-errors"?: boolean;
   progress: boolean;

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { DEFAULT_NET_OPTIONS, parseDnsServers, parsePinnedAddresses, type ChecksumAlgorithm, type NetOptions, type PayloadSigning, type S3Settings, type TlsSettings } from "../engine/connection.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
 import { parseSize } from "../plan/parts.js";
@@ -152,6 +153,8 @@ export interface RunOptions {
   concurrency: number;
   /** --max-memory in bytes. */
   maxMemory: number;
+  /** Data-plane worker threads (--workers); 0: none. */
+  workers: number;
   /** --page-size; undefined: S3's default (1000). */
   listPageSize: number | undefined;
   listRanges: number;
@@ -181,6 +184,7 @@ export async function resolveRunOptions(args: CommonArgs & { "checksum-algorithm
     connection: connectionSettings(args, sources.origins, aws, concurrency, env),
     concurrency,
     maxMemory: maxMemoryOf(args),
+    workers: workersOf(args),
     listPageSize: pageSizeOf(args),
     listRanges: listRangesOf(args),
     maxAttempts: maxAttemptsOf(args),
@@ -273,7 +277,7 @@ function tlsSettingsOf(args: CommonArgs, source: string, endpointUrl: string | u
   if (!ca.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError(`${source} ${file}: holds no PEM certificate`);
   try {
     // node:tls is loaded here, not imported at the top: loading it costs a plain-HTTP run's start-up ~10-30 ms.
-    return { secureContext: process.getBuiltinModule("node:tls").createSecureContext({ ca }), verify: args["verify-ssl"] };
+    return { secureContext: process.getBuiltinModule("node:tls").createSecureContext({ ca }), ca, verify: args["verify-ssl"] };
   } catch (err) {
     throw new UsageError(`${source} ${file}: not a valid PEM certificate bundle (${(err as Error).message})`);
   }
@@ -331,6 +335,18 @@ function pageSizeOf(args: CommonArgs): number | undefined {
 }
 
 /** Key ranges listed at once: --list-ranges, a whole number of at least 1. */
+/**
+ * --workers (or $S3X_WORKERS): by default every core this process may use
+ * (its CPU affinity, as taskset sets it) but one, which the main thread
+ * keeps for planning, progress and the journal; at least one.
+ */
+function workersOf(args: CommonArgs): number {
+  const given = args.workers;
+  if (given === undefined) return Math.max(1, availableParallelism() - 1);
+  if (!Number.isInteger(given) || given < 0 || given > 1024) throw new UsageError(`--workers must be a whole number from 0 to 1024, got ${given}`);
+  return given;
+}
+
 function listRangesOf(args: CommonArgs): number {
   const ranges = args["list-ranges"];
   if (!Number.isInteger(ranges) || ranges < 1) throw new UsageError(`--list-ranges must be a whole number of at least 1, got ${ranges}`);

@@ -1,8 +1,9 @@
 import { defaultMaxListeners, setMaxListeners } from "node:events";
-import { connect, type RequestSettings, type S3Connection } from "../engine/connection.js";
+import { connect, type AddressStats, type RequestSettings, type S3Connection } from "../engine/connection.js";
 import { createContext, type TransferContext } from "../engine/context.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
 import { RetryPacer } from "../engine/pacer.js";
+import { mergeAddressStats, WorkerPool } from "../engine/workers/pool.js";
 import { InterruptError } from "./errors.js";
 import { StdoutLines } from "./output.js";
 import { ProgressDisplay } from "./progress.js";
@@ -29,6 +30,8 @@ export interface SessionOptions {
  */
 export class Session {
   readonly connection: S3Connection;
+  /** The data-plane worker threads (--workers), when there are to be any. */
+  private readonly workers: WorkerPool | undefined;
   readonly context: TransferContext;
   readonly progress: ProgressDisplay;
   /** Per-object lines and summaries, on the right stream for --json, --quiet, --only-show-errors. */
@@ -77,7 +80,12 @@ export class Session {
       this.debugTimer.unref();
     }
     this.printer = new ResultPrinter(this, mode, sessionOptions.jsonToStderr === true);
-    this.context = createContext({ s3: this.connection.s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug,
+    // Worker threads start at the first ranged download to a file, not here: most commands never need them.
+    const s3 = this.connection.s3;
+    this.workers = options.workers > 0
+      ? new WorkerPool({ size: options.workers, settings, credentials: () => s3.signingCredentials(), debug, exitAfterBytes: testHookBytes(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) })
+      : undefined;
+    this.context = createContext({ s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug, workers: this.workers,
       notify: (message) => {
         if (mode !== "quiet") this.progress.interrupt(() => process.stderr.write(`s3x: ${message}\n`));
       },
@@ -91,13 +99,20 @@ export class Session {
   }
 
   private async printAddressStats(debug: (line: string) => void): Promise<void> {
-    for (const a of await this.connection.addressStats()) {
+    for (const a of await this.addressStats()) {
       const problem = a.lastProblem ? ` (${a.lastProblem})` : "";
       debug(
         `${a.address} ${a.state}${problem}: ${a.requests} requests, ${a.inFlight} in flight, ${a.errors} errors, ${a.stragglers} stragglers, ` +
           `${(a.bytesIn / 1e6).toFixed(1)} MB in, ${(a.bytesOut / 1e6).toFixed(1)} MB out, ${(a.rateBytesPerSec / 1e6).toFixed(1)} MB/s`,
       );
     }
+  }
+
+  /** What every front-end address did, in this thread's pools and the worker threads' together (--json, --debug). */
+  async addressStats(): Promise<AddressStats[]> {
+    const own = await this.connection.addressStats();
+    if (!this.workers) return own;
+    return mergeAddressStats([own, ...(await this.workers.addressStats())]);
   }
 
   get signal(): AbortSignal {
@@ -130,6 +145,14 @@ export class Session {
     }
     process.off("SIGINT", this.onSignal);
     process.off("SIGTERM", this.onSignal);
+    await this.workers?.close();
     await this.connection.close();
   }
+}
+
+/** A test hook's byte count ($S3X_TEST_WORKER_EXIT_AFTER_BYTES: the first worker thread exits once it wrote that many), or undefined. */
+function testHookBytes(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const bytes = Number(text);
+  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : undefined;
 }

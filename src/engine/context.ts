@@ -6,6 +6,7 @@ import { ChecksumSupport } from "./integrity/checksum-support.js";
 import { MemoryBudget } from "./memory.js";
 import type { RetryHooks, RetryPolicy } from "./retry.js";
 import type { RequestFailure } from "../s3/errors.js";
+import type { WorkerPool } from "./workers/pool.js";
 
 /** What the engine tells the outside world while it works (the CLI draws it). */
 export interface ProgressListener {
@@ -56,6 +57,8 @@ export interface TransferContext {
   debug?: (line: string) => void;
   /** Keys per ListObjectsV2 page (--page-size); the server's maximum (1,000) when unset. */
   listPageSize?: number;
+  /** The data-plane worker threads (--workers), when the run has any: ranged downloads to files go to them. */
+  workers?: WorkerPool;
   /** Key ranges listed at once in a recursive listing (--list-ranges); engine/listing's default when unset. */
   listRanges?: number;
 }
@@ -71,6 +74,7 @@ export interface ContextOptions {
   debug?: (line: string) => void;
   listPageSize?: number;
   listRanges?: number;
+  workers?: WorkerPool;
 }
 
 export function createContext(options: ContextOptions): TransferContext {
@@ -89,6 +93,7 @@ export function createContext(options: ContextOptions): TransferContext {
     debug: options.debug,
     listPageSize: options.listPageSize,
     listRanges: options.listRanges,
+    workers: options.workers,
   };
 }
 

@@ -16,7 +16,8 @@ const MIN_BLOCK = 4096;
 
 interface Waiter {
   size: number;
-  resolve: (buf: Buffer) => void;
+  /** Takes the waiter's share once it fits: a buffer handed out, or bytes only reserved (held in another thread). */
+  serve: () => void;
   reject: (err: Error) => void;
 }
 
@@ -49,12 +50,56 @@ export class MemoryBudget {
    * gets them in order (the ordered stdout writer relies on that).
    */
   acquire(size: number, signal?: AbortSignal): Promise<Buffer> {
-    if (size > this.limit) {
-      return Promise.reject(new RangeError(`a part of ${size} bytes does not fit in the memory budget of ${this.limit} bytes (raise --max-memory)`));
-    }
+    const problem = this.oversized(size);
+    if (problem) return Promise.reject(problem);
     if (this.waiters.length === 0 && this.fits(size)) return Promise.resolve(this.take(size));
+    return this.waitFor(size, signal, () => this.take(size));
+  }
+
+  /**
+   * Charges `size` bytes that are held elsewhere (a worker thread's slice
+   * buffers: engine/workers) against the budget, in the same queue as
+   * buffers, once it allows; `unreserve` gives them back.
+   */
+  reserve(size: number, signal?: AbortSignal): Promise<void> {
+    const problem = this.oversized(size);
+    if (problem) return Promise.reject(problem);
+    if (this.waiters.length === 0 && this.fits(size)) {
+      this.charged(size);
+      return Promise.resolve();
+    }
+    return this.waitFor(size, signal, () => this.charged(size));
+  }
+
+  unreserve(size: number): void {
+    this.inUse -= size;
+    this.serveWaiters();
+  }
+
+  private oversized(size: number): RangeError | undefined {
+    if (size <= this.limit) return undefined;
+    return new RangeError(`a part of ${size} bytes does not fit in the memory budget of ${this.limit} bytes (raise --max-memory)`);
+  }
+
+  private charged(size: number): void {
+    this.inUse += size;
+    this.peak = Math.max(this.peak, this.inUse);
+    this.dropCachedOverLimit();
+  }
+
+  /** Cached buffers still hold memory: drop them until what is out and what is cached fit the limit. */
+  private dropCachedOverLimit(): void {
+    for (const [cachedSize, list] of this.free) {
+      while (list.length > 0 && this.inUse + this.freeBytes > this.limit) {
+        list.pop();
+        this.freeBytes -= cachedSize;
+      }
+    }
+  }
+
+  private waitFor<T>(size: number, signal: AbortSignal | undefined, grant: () => T): Promise<T> {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    return new Promise<Buffer>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       // The listener goes as soon as the waiter is served: a command's signal
       // outlives thousands of waiters, and each left behind would pin its closure.
       const onAbort = (): void => {
@@ -65,10 +110,11 @@ export class MemoryBudget {
         this.serveWaiters();
       };
       const waiter: Waiter = {
+        // A reservation is charged its exact size (worker buffers are never small blocks).
         size,
-        resolve: (buf) => {
+        serve: () => {
           signal?.removeEventListener("abort", onAbort);
-          resolve(buf);
+          resolve(grant());
         },
         reject,
       };
@@ -125,8 +171,7 @@ export class MemoryBudget {
 
   private serveWaiters(): void {
     while (this.waiters.length > 0 && this.fits(this.waiters[0].size)) {
-      const waiter = this.waiters.shift()!;
-      waiter.resolve(this.take(waiter.size));
+      this.waiters.shift()!.serve();
     }
   }
 
@@ -140,13 +185,7 @@ export class MemoryBudget {
       const block = reusable.pop()!;
       return size === charged ? block : block.subarray(0, size);
     }
-    // Cached buffers of other sizes still hold memory: drop them until the new one fits.
-    for (const [cachedSize, list] of this.free) {
-      while (list.length > 0 && this.inUse + this.freeBytes > this.limit) {
-        list.pop();
-        this.freeBytes -= cachedSize;
-      }
-    }
+    this.dropCachedOverLimit();
     // allocUnsafeSlow: a part buffer must not come from (and pin) Node's small shared pool.
     const block = Buffer.allocUnsafeSlow(charged);
     return size === charged ? block : block.subarray(0, size);

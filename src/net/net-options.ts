@@ -32,6 +32,8 @@ export interface TlsSettings {
    * each connection.
    */
   secureContext?: SecureContext;
+  /** The same CAs as PEM text: a SecureContext cannot cross threads, so each data-plane worker makes its own from it. */
+  ca?: string;
   /** Whether the certificate is verified at all. */
   verify: boolean;
 }

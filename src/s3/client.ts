@@ -37,7 +37,11 @@ export interface S3Connection {
   close(): Promise<void>;
 }
 
-export function connect(settings: S3Settings): S3Connection {
+/**
+ * `credentials`: where a data-plane worker thread gets the credentials the
+ * main thread hands it (engine/workers); by default the settings say.
+ */
+export function connect(settings: S3Settings, credentials?: CredentialSource): S3Connection {
   const pools = new HostDirectory(settings.net);
   const transport = new Transport(pools, settings.net);
   const region = settings.region ?? "us-east-1";
@@ -49,7 +53,7 @@ export function connect(settings: S3Settings): S3Connection {
         forcePathStyle: settings.forcePathStyle ?? settings.endpointUrl !== undefined,
         accelerate: settings.endpointUrl === undefined && settings.useAccelerateEndpoint === true,
       },
-      credentials: settings.noSignRequest ? undefined : credentialSource(settings, region),
+      credentials: settings.noSignRequest ? undefined : (credentials ?? credentialSource(settings, region)),
       payloadSigning: settings.payloadSigning ?? "auto",
       requests: settings.requests,
     },

@@ -86,7 +86,19 @@ const EXPLANATIONS: Record<string, string> = {
 
 const STATUS_CODES: Record<number, string> = { 403: "AccessDenied", 404: "NotFound", 412: "PreconditionFailed", 416: "InvalidRange", 503: "SlowDown" };
 
+/**
+ * A failure judged elsewhere and carried here as data: a data-plane worker
+ * thread describes its request's failure, the main thread's retry loop
+ * decides on it (engine/workers). describeFailure gives it back unchanged.
+ */
+export class RelayedFailure extends Error {
+  constructor(readonly failure: RequestFailure) {
+    super(failure.message);
+  }
+}
+
 export function describeFailure(err: unknown): RequestFailure {
+  if (err instanceof RelayedFailure) return { ...err.failure };
   const e = (err ?? {}) as SdkErrorShape;
   const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
   let code = e.code ?? e.Code ?? (status !== undefined ? e.name : undefined);

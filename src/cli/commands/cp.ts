@@ -73,7 +73,7 @@ export async function runCp(args: CpArgs & Partial<SetArgs> & SelectionArgs, run
     const copied: CpResult = await transferObject(session.context, source, dest, transferOptions(session, args, sizes, copyThreshold));
     // mv: the source goes once its copy is complete; a failed removal fails the move.
     if (afterCopy) await afterCopy(session, source, copied);
-    copied.addresses = args.json ? await session.connection.addressStats() : undefined;
+    copied.addresses = args.json ? await session.addressStats() : undefined;
     result = copied;
   } catch (err) {
     // A stopped run (Ctrl-C, a reader gone) and a wrong command line end as before: one line, their own status.

@@ -7,6 +7,7 @@ import type { DownloadSink } from "../sinks/download-sink.js";
 import { fetchRange } from "./range-fetch.js";
 import type { Run } from "./run.js";
 import { recordDigest } from "./verification.js";
+import { fetchInWorker, workerTarget } from "./worker-ranges.js";
 
 /**
  * Emits a download's part requests: each range gets a request slot and a
@@ -26,9 +27,15 @@ export function landFirst(run: Run, offset: number, data: Buffer, buffer: Buffer
 export async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstIndex: number, etag: string, partSize: number): Promise<void> {
   const { ctx, ref, sink, signal, group } = run;
   const sliced = writesInSlices(ctx, sink, partSize);
+  // A file's ranges go to the worker threads when there are any (engine/workers).
+  const workers = sliced && ranges.length > 0 ? await workerTarget(ctx, run, sink) : undefined;
   for (let i = 0; i < ranges.length && !group.failed; i++) {
     const index = firstIndex + i;
     const range = ranges[i]!;
+    if (workers) {
+      await fetchInWorker(run, workers, range, etag);
+      continue;
+    }
     if (sliced) {
       await fetchInSlices(run, range, index, etag);
       continue;

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from "node:crypto";
-import type { ChecksumValue } from "../../s3/operations.js";
+import type { ChecksumAlgorithm, ChecksumValue } from "../../s3/operations.js";
 import { checksumValue, combineDigests, compositeChecksum, digestOf, emptyDigest, fullObjectDigest, isCrc, type RangeDigest } from "./checksums.js";
 
 /**
@@ -50,6 +50,23 @@ export class RangeVerifier {
       this.pieces.push({ offset: at, length: pieceEnd - at, digest: await digestOf(this.algorithm, data.subarray(at - offset, pieceEnd - offset)) });
       at = pieceEnd;
     }
+  }
+
+  /**
+   * How another thread may take this verifier's digests for it: with the
+   * algorithm, over pieces cut at multiples of `pieceBoundary` (a
+   * COMPOSITE checksum's part size), handed back through addDigest. None
+   * for a SHA-256, which cannot be combined from pieces.
+   */
+  digestPlan(): { algorithm: ChecksumAlgorithm; pieceBoundary?: number } | undefined {
+    if (!isCrc(this.algorithm)) return undefined;
+    return { algorithm: this.algorithm, pieceBoundary: this.stored.type === "COMPOSITE" ? this.stored.partSize : undefined };
+  }
+
+  /** The digest of bytes [offset, offset + length), taken elsewhere by digestPlan's rules. */
+  addDigest(offset: number, length: number, digest: Uint8Array): void {
+    if (this.unverifiable) return;
+    this.pieces.push({ offset, length, digest: Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength) });
   }
 
   /** Where the piece holding byte `position` must end: its part's end (COMPOSITE), else the object's. */

@@ -42,6 +42,16 @@ export interface DownloadSink {
   /** In-order sinks (streams): sees every byte once, in order, as it is written. */
   observeInOrder?(observer: (data: Buffer) => void): void;
 
+  /**
+   * Sinks that take positional writes into one open file (a ranged download
+   * to a file): its descriptor, for a worker thread to write ranges into
+   * (engine/workers), once open; undefined when writes must go through
+   * `write`. Such a range is then reported with `landed`.
+   */
+  positionalFd?(): number | undefined;
+  /** Bytes [offset, offset + length) were written into positionalFd() by another thread: record them as on disk. */
+  landed?(offset: number, length: number): void;
+
   /** Resumable sinks (files): what an earlier run left, continuing it, reading it back. */
   previous?(readOnly?: boolean): Promise<PartialDownload | undefined>;
   forgetPrevious?(): Promise<void>;

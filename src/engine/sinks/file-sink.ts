@@ -7,7 +7,7 @@ import type { BlockingWrites, WritePolicies } from "./blocking-writes.js";
 import { DestinationLock } from "./destination-lock.js";
 import { JOURNAL_SUFFIX, type LeftoverIndex } from "./leftover-index.js";
 import { readBlocking, readThrough, writeBlocking, writeCallLength } from "./write-calls.js";
-import { assertUnreplaced, ForeignWorkingFileError, openLeftover, PRIVATE_MODE, publishedMode, workingFileState } from "./working-files.js";
+import { assertUnreplaced, ForeignWorkingFileError, openLeftover, pathClash, PRIVATE_MODE, publishedMode, workingFileState } from "./working-files.js";
 import { createJournal, DEFAULT_FLUSH, journalHeader, JournalWriter, nodeFileSystem, readJournal, type FlushPolicy, type SinkFileSystem } from "./range-journal.js";
 
 /** What tests may replace: the file-system calls (to record their order) and when journal lines are flushed. */
@@ -22,20 +22,18 @@ export interface FileSinkOptions {
  * failed or interrupted download never leaves a half-written file under the
  * final name (and a rename within one directory is atomic).
  *
- * Two runs to one destination: the temporary file's name is unique per run
- * (`.NAME.<random>.s3x-part`), so each run renames only the bytes it wrote
- * and the final name always holds one whole object. That is all an object
- * that arrives in one response needs. A download with a journal (ranged, or
- * continuing or removing a leftover) also takes a lock file beside the
- * destination (`.NAME.s3x-lock`, destination-lock.ts): one run at a time may
- * touch a journal and the file it names; a second is refused with one line
- * naming the first. The lock is not taken for one-response objects: on
- * 2,000 objects of 64 KiB its create and unlink per file cost ~40 % more time.
+ * Two runs to one destination: the temporary file's name is unique per run (`.NAME.<random>.s3x-part`),
+ * so each run renames only the bytes it wrote and the final name always holds one whole object. That is
+ * all an object that arrives in one response needs. A download with a journal (ranged, or continuing or
+ * removing a leftover) also takes a lock file beside the destination (`.NAME.s3x-lock`, destination-lock.ts):
+ * one run at a time may touch a journal and the file it names; a second is refused with one line naming the
+ * first. The lock is not taken for one-response objects: on 2,000 objects of 64 KiB its create and unlink
+ * per file cost ~40 % more time.
  *
- * Resume: beside the temporary file a journal (`.NAME.s3x-part.journal`)
- * names it and records which ranges are on disk. A run killed at any point
- * (even kill -9) leaves both behind; `--resume` adopts that file (only
- * holding the lock, so only once its owner is dead) and fetches what is missing.
+ * Resume: beside the temporary file a journal (`.NAME.s3x-part.journal`) names it and records which ranges
+ * are on disk (written here, or by a worker thread: `landed`). A run killed at any point (even kill -9)
+ * leaves both behind; `--resume` adopts that file (only holding the lock, so only once its owner is dead)
+ * and fetches what is missing.
  *
  * Working files are created 0600 (the usual mode comes just before the rename) and used only if
  * s3x made them: a directory others may write to can hold planted ones (working-files.ts).
@@ -87,10 +85,8 @@ export class FileSink implements DownloadSink {
   /** The temporary file when written with blocking calls, and the microseconds they took. */
   private blocking: { fd: number; spentUs: number } | undefined;
 
-  /**
-   * `leftovers`: where a recursive download learns, one readdir per directory, that no journal exists.
-   * `writes`: when a one-response object, or a ranged write, may use blocking calls (none: never).
-   */
+  /** `leftovers`: where a recursive download learns, one readdir per directory, that no journal exists.
+   * `writes`: when a one-response object, or a ranged write, may use blocking calls (none: never). */
   constructor(
     readonly finalPath: string,
     private readonly leftovers?: LeftoverIndex,
@@ -286,6 +282,18 @@ export class FileSink implements DownloadSink {
     this.journal?.record(offset, data.length);
   }
 
+  /** A journaled download's file, for worker threads' positional writes (DownloadSink.positionalFd). */
+  positionalFd(): number | undefined {
+    return this.closed || this.blocking || !this.journal ? undefined : this.handle?.fd;
+  }
+
+  /** Bytes a worker thread wrote: journaled as this sink's own writes are, after the next fdatasync. */
+  landed(offset: number, length: number): void {
+    if (this.journal?.failure) throw this.journal.failure;
+    this.wroteAny = true;
+    this.journal?.record(offset, length);
+  }
+
   /** Reads back a range already written (to check a checksum over ranges fetched by an earlier run). */
   async read(offset: number, target: Buffer): Promise<void> {
     if (this.blocking) return readBlocking(this.blocking.fd, target, offset, this.tempPath);
@@ -307,7 +315,7 @@ export class FileSink implements DownloadSink {
       try {
         renameSync(this.tempPath, this.finalPath);
       } catch (err) {
-        throw this.clash(err);
+        throw pathClash(this.finalPath, err);
       }
       this.writes.smallFiles?.record(blocking.spentUs + (performance.now() - started) * 1000);
       await this.lock.release(true);
@@ -329,7 +337,7 @@ export class FileSink implements DownloadSink {
     await this.close();
     if (written) await assertUnreplaced(this.tempPath, written).catch((err: unknown) => this.refuse(err));
     await this.fs.rename(this.tempPath, this.finalPath).catch((err: unknown) => {
-      throw this.clash(err);
+      throw pathClash(this.finalPath, err);
     });
     if (journal) {
       await this.fs.syncDirectory(this.directory);
@@ -373,15 +381,6 @@ export class FileSink implements DownloadSink {
       await this.lock.release();
     }
     throw err;
-  }
-
-  /** A rename failing because a directory holds the final name (the user's, or made for keys under it: set-executor tells). */
-  private clash(err: unknown): unknown {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
-      return Object.assign(new Error(`${this.finalPath}: a local directory of that name is in the way`), { code: "S3X_PATH_CLASH", path: this.finalPath });
-    }
-    return err;
   }
 
   private async close(): Promise<void> {

@@ -102,3 +102,12 @@ export async function openLeftover(temp: string, journalPath: string, opener: Op
     throw err;
   }
 }
+
+/** A rename onto `finalPath` failing because a directory holds that name (the user's, or made for keys under it: set-executor tells). */
+export function pathClash(finalPath: string, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") {
+    return Object.assign(new Error(`${finalPath}: a local directory of that name is in the way`), { code: "S3X_PATH_CLASH", path: finalPath });
+  }
+  return err;
+}

@@ -1,0 +1,276 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Worker } from "node:worker_threads";
+import type { AddressStats } from "../../net/pools.js";
+import type { S3Settings } from "../../s3/client.js";
+import { RelayedFailure, type RequestFailure } from "../../s3/errors.js";
+import type { ObjectRef } from "../../s3/operations.js";
+import type { SigningCredentials } from "../../s3/sigv4.js";
+import { SLICE_BYTES } from "../range-slices.js";
+import type { DigestPiece, DigestPlan, FromWorker, ToWorker, WorkerSetup } from "./protocol.js";
+
+/**
+ * The data plane's worker threads, seen from the main thread (issue #37):
+ * started at the first task (a command that never splits an object starts
+ * none), each owning its own connections, TLS sessions and buffers
+ * (worker-thread.ts). A task goes to the worker with the fewest in flight.
+ *
+ * A worker runs one attempt of a task; the retry loop, the retry pacer, the
+ * memory budget, progress and the resume journal stay here, so every
+ * decision is taken in one place whatever thread saw the event. A worker
+ * that dies fails its tasks as a dropped connection does (retryable,
+ * S3X_WORKER_EXIT) and is replaced; its half-written ranges are written again
+ * by the retries (positional writes), and nothing is renamed into place
+ * before every range is confirmed.
+ */
+
+/** What a worker costs beyond the memory budget: its V8 isolate and heap, its code and its connections (measured: see docs/workers.md). */
+export const WORKER_MEMORY_BYTES = 24 * 1024 * 1024;
+/** Per task in flight a worker holds two slices: the memory budget is charged this much (engine/download/worker-ranges.ts). */
+export const WORKER_TASK_BYTES = 2 * SLICE_BYTES;
+
+export interface WorkerPoolOptions {
+  /** Worker threads to run (at least 1). */
+  size: number;
+  settings: S3Settings;
+  /** The run's credentials, from the main thread's provider chain; undefined when requests are anonymous. */
+  credentials: () => Promise<SigningCredentials | undefined>;
+  debug?: (line: string) => void;
+  /** Test hook ($S3X_TEST_WORKER_EXIT_AFTER_BYTES): the first worker exits once it wrote this many bytes. */
+  exitAfterBytes?: number;
+}
+
+/** One ranged GET written into a file by a worker: bytes [start, end] of `ref` at the same offsets of `fd`. */
+export interface RangeToFile {
+  ref: ObjectRef;
+  start: number;
+  end: number;
+  ifMatch?: string;
+  fd: number;
+  digest?: DigestPlan;
+  avoid: ReadonlySet<string>;
+  signal: AbortSignal;
+  /** More bytes are on disk, in order, with their digests (when a plan asked for them). */
+  onWritten: (bytes: number, pieces: readonly DigestPiece[]) => void;
+}
+
+interface Pending {
+  onWritten: (bytes: number, pieces: readonly DigestPiece[]) => void;
+  resolve: (result: { etag: string; objectSize: number }) => void;
+  reject: (err: Error) => void;
+  release: () => void;
+}
+
+interface Slot {
+  worker: Worker;
+  index: number;
+  pending: Map<number, Pending>;
+  /** StatsRequests sent, by id: answered with [] if the worker exits first. */
+  statsWaiters: Map<number, (stats: AddressStats[]) => void>;
+  /** Why it stopped, when an uncaught error did it. */
+  error?: Error;
+}
+
+export class WorkerPool {
+  private readonly slots: (Slot | undefined)[];
+  private nextTask = 1;
+  private started = 0;
+  private deaths = 0;
+  private closing = false;
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    if (!(options.size >= 1)) throw new RangeError(`a worker pool needs at least one worker, got ${options.size}`);
+    this.slots = new Array<Slot | undefined>(options.size).fill(undefined);
+  }
+
+  get size(): number {
+    return this.options.size;
+  }
+
+  /** How many workers were started in all (replacements of dead ones included). */
+  get workersStarted(): number {
+    return this.started;
+  }
+
+  async rangeToFile(task: RangeToFile): Promise<{ etag: string; objectSize: number }> {
+    task.signal.throwIfAborted();
+    if (this.closing) throw new Error("the worker threads are shut down");
+    const credentials = await this.options.credentials();
+    const slot = this.leastBusy();
+    const id = this.nextTask++;
+    return new Promise((resolve, reject) => {
+      // A cancelled task is not failed here: its worker answers once nothing of it can write any more.
+      const onAbort = (): void => this.send(slot, { type: "cancel", id });
+      task.signal.addEventListener("abort", onAbort, { once: true });
+      const release = (): void => {
+        task.signal.removeEventListener("abort", onAbort);
+        slot.pending.delete(id);
+        if (slot.pending.size === 0) slot.worker.unref();
+      };
+      slot.pending.set(id, { onWritten: task.onWritten, resolve, reject, release });
+      slot.worker.ref(); // while a task is out, its answer keeps the process alive
+      this.send(slot, {
+        type: "range-to-file",
+        id,
+        ref: task.ref,
+        start: task.start,
+        end: task.end,
+        ifMatch: task.ifMatch,
+        fd: task.fd,
+        digest: task.digest,
+        avoid: [...task.avoid],
+        credentials: credentials && { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey, sessionToken: credentials.sessionToken },
+      });
+    });
+  }
+
+  /** Every running worker's per-address counters (one list per worker). */
+  async addressStats(): Promise<AddressStats[][]> {
+    const running = this.slots.filter((slot): slot is Slot => slot !== undefined);
+    return await Promise.all(
+      running.map(
+        (slot) =>
+          new Promise<AddressStats[]>((resolve) => {
+            const id = this.nextTask++;
+            slot.statsWaiters.set(id, resolve);
+            this.send(slot, { type: "stats", id });
+          }),
+      ),
+    );
+  }
+
+  /** Stops every worker; tasks still out fail. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.slots.map((slot) => slot?.worker.terminate()));
+  }
+
+  private send(slot: Slot, message: ToWorker): void {
+    slot.worker.postMessage(message);
+  }
+
+  /** The worker with the fewest tasks in flight; the free places are filled first (all at once: they start in parallel). */
+  private leastBusy(): Slot {
+    for (let i = 0; i < this.slots.length; i++) this.slots[i] ??= this.start(i);
+    let best = this.slots[0]!;
+    for (const slot of this.slots) if (slot!.pending.size < best.pending.size) best = slot!;
+    return best;
+  }
+
+  private start(index: number): Slot {
+    const first = this.started === 0;
+    this.started++;
+    const setup: WorkerSetup = {
+      settings: portableSettings(this.options.settings),
+      exitAfterBytes: first ? this.options.exitAfterBytes : undefined,
+    };
+    // Loaded here, not imported at the top: commands that start no worker do not load it.
+    const { Worker } = process.getBuiltinModule("node:worker_threads");
+    const worker = new Worker(workerScript(), { workerData: setup });
+    const slot: Slot = { worker, index, pending: new Map(), statsWaiters: new Map() };
+    worker.unref();
+    worker.on("message", (message: FromWorker) => this.receive(slot, message));
+    worker.on("error", (err) => (slot.error = err));
+    worker.on("exit", (code) => this.exited(slot, code));
+    this.options.debug?.(`worker thread ${index} started`);
+    return slot;
+  }
+
+  private receive(slot: Slot, message: FromWorker): void {
+    if (message.type === "stats") {
+      slot.statsWaiters.get(message.id)?.(message.stats);
+      slot.statsWaiters.delete(message.id);
+      return;
+    }
+    const pending = slot.pending.get(message.id);
+    if (!pending) return;
+    if (message.type === "written") {
+      pending.onWritten(message.bytes, message.pieces);
+      return;
+    }
+    pending.release();
+    if (message.result) pending.resolve(message.result);
+    else pending.reject(new RelayedFailure(message.failure ?? { network: false, message: "the worker thread gave no reason" }));
+  }
+
+  /**
+   * A worker ended. Its tasks fail as a dropped connection would (the retry
+   * loop sends them again, to a replacement); a pool whose workers keep
+   * dying stops replacing them, and its tasks then fail for good.
+   */
+  private exited(slot: Slot, code: number): void {
+    if (this.slots[slot.index] === slot) this.slots[slot.index] = undefined;
+    for (const answer of slot.statsWaiters.values()) answer([]);
+    slot.statsWaiters.clear();
+    if (this.closing) {
+      for (const pending of [...slot.pending.values()]) {
+        pending.release();
+        pending.reject(new Error("the worker threads are shut down"));
+      }
+      return;
+    }
+    this.deaths++;
+    const why = slot.error ? `: ${slot.error.message}` : "";
+    this.options.debug?.(`worker thread ${slot.index} exited with code ${code}${why}`);
+    const hopeless = this.deaths > 2 * this.options.size + 2;
+    const failure: RequestFailure = {
+      code: "S3X_WORKER_EXIT",
+      network: !hopeless,
+      message: `a worker thread exited (code ${code}${why})${hopeless ? "; worker threads keep exiting, so no more are started" : ""}`,
+    };
+    if (hopeless) this.closing = true;
+    for (const pending of [...slot.pending.values()]) {
+      pending.release();
+      pending.reject(new RelayedFailure(failure));
+    }
+  }
+}
+
+/** The settings without what cannot cross threads: the debug callback and the parsed TLS context (workers make theirs from the PEM text). */
+function portableSettings(settings: S3Settings): S3Settings {
+  const { debug: _debug, tls, ...net } = settings.net;
+  return { ...settings, net: { ...net, tls: tls && { verify: tls.verify, ca: tls.ca } } };
+}
+
+/**
+ * The worker's script: beside the bundle (dist/s3x-worker.cjs, scripts/bundle.mjs)
+ * when s3x runs bundled, else the compiled module beside this one.
+ */
+function workerScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  const bundled = join(dirname(here), "s3x-worker.cjs");
+  if (here.endsWith(".cjs") && existsSync(bundled)) return bundled;
+  return join(dirname(here), "worker-thread.js");
+}
+
+/**
+ * One list of per-address counters from several threads' own pools (the
+ * main thread's and each worker's): counts add up; an address is bad if
+ * any thread has it on its bad list, up if any reached it.
+ */
+export function mergeAddressStats(lists: readonly (readonly AddressStats[])[]): AddressStats[] {
+  const merged = new Map<string, AddressStats>();
+  for (const list of lists) {
+    for (const a of list) {
+      const seen = merged.get(a.address);
+      if (!seen) {
+        merged.set(a.address, { ...a });
+        continue;
+      }
+      seen.requests += a.requests;
+      seen.errors += a.errors;
+      seen.stragglers += a.stragglers;
+      seen.bytesIn += a.bytesIn;
+      seen.bytesOut += a.bytesOut;
+      seen.rateBytesPerSec += a.rateBytesPerSec;
+      seen.inFlight += a.inFlight;
+      seen.hedges += a.hedges;
+      seen.hedgesWon += a.hedgesWon;
+      if (a.state !== "healthy" && seen.state === "healthy") seen.state = a.state;
+      seen.lastProblem ??= a.lastProblem;
+      if (a.reachability === "up" || seen.reachability === "unknown") seen.reachability = a.reachability;
+    }
+  }
+  return [...merged.values()];
+}
