@@ -82,7 +82,8 @@ export function createContext(options: ContextOptions): TransferContext {
   return {
     s3: options.s3,
     queue,
-    memory: new MemoryBudget(options.maxMemory),
+    // With worker threads, part buffers are shared with them (engine/workers).
+    memory: new MemoryBudget(options.maxMemory, options.workers !== undefined),
     retry: options.retry,
     hedger: new TailHedger(queue, options.retry.pacer),
     checksumSupport: new ChecksumSupport(),

@@ -32,7 +32,14 @@ export class MemoryBudget {
   private readonly waiters: Waiter[] = [];
   private peak = 0;
 
-  constructor(readonly limit: number) {}
+  /**
+   * `shared`: buffers live in SharedArrayBuffers, so that data-plane worker
+   * threads (engine/workers) fill or send them where they are, without a copy.
+   */
+  constructor(
+    readonly limit: number,
+    private readonly shared = false,
+  ) {}
 
   /** Bytes handed out right now. */
   get used(): number {
@@ -187,7 +194,7 @@ export class MemoryBudget {
     }
     this.dropCachedOverLimit();
     // allocUnsafeSlow: a part buffer must not come from (and pin) Node's small shared pool.
-    const block = Buffer.allocUnsafeSlow(charged);
+    const block = this.shared ? Buffer.from(new SharedArrayBuffer(charged)) : Buffer.allocUnsafeSlow(charged);
     return size === charged ? block : block.subarray(0, size);
   }
 }

@@ -1,6 +1,5 @@
 import {
   listParts,
-  uploadPart,
   type ChecksumAlgorithm,
   type ChecksumType,
   type ChecksumValue,
@@ -20,6 +19,7 @@ import { PartReceipts } from "./part-receipts.js";
 import { withRetries } from "./retry.js";
 import { repeatHedge } from "./hedge.js";
 import { TaskGroup } from "./task-group.js";
+import { sendPartAttempt } from "./workers/part-upload.js";
 import { s3Url } from "./object-url.js";
 
 /** What a multipart upload gives the object and how it treats failure. */
@@ -161,7 +161,7 @@ export async function multipartUpload(
         const answered = receipts.sent(number);
         try {
           const tag = await withChecksumFallback(support, support.refused ? undefined : checksum, requested, (sent) =>
-            uploadPart(ctx.s3, dest, uploadId, number, body, { signal, routing, checksum: sent, checksumChecked: checked, echoed: (value) => (echoed = value) }),
+            sendPartAttempt(ctx, dest, uploadId, number, body, { signal, routing, checksum: sent, checksumChecked: checked, echoed: (value) => (echoed = value) }),
           );
           answered(tag);
           ctx.stats.bytesSent += body.length;

@@ -7,7 +7,7 @@ import type { DownloadSink } from "../sinks/download-sink.js";
 import { fetchRange } from "./range-fetch.js";
 import type { Run } from "./run.js";
 import { recordDigest } from "./verification.js";
-import { fetchInWorker, workerTarget } from "./worker-ranges.js";
+import { fetchInWorker, fetchRangeInWorker, workerTarget } from "./worker-ranges.js";
 
 /**
  * Emits a download's part requests: each range gets a request slot and a
@@ -46,7 +46,10 @@ export async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstI
     const buffer = await acquirePartBuffer(ctx, partSize, signal);
     const end = range.offset + range.length - 1;
     const data = buffer.subarray(0, range.length);
-    const fetch = (): Promise<RangeResult> => fetchRange(ctx, ref, range.offset, end, etag || undefined, buffer, signal);
+    // Into a part buffer the worker threads share, when there are any (engine/workers).
+    const pool = ctx.workers;
+    const fetch = (): Promise<RangeResult> =>
+      pool ? fetchRangeInWorker(ctx, pool, ref, range.offset, end, etag || undefined, buffer, signal) : fetchRange(ctx, ref, range.offset, end, etag || undefined, buffer, signal);
     const land = (): Promise<void> => recordDigest(run, range.offset, data).then(() => sink.write(index, range.offset, data));
     group.add(
       (holdSlotThroughWrite(sink)

@@ -4,7 +4,8 @@ import type { RangeVerifier } from "../integrity/verifier.js";
 import { s3Url } from "../object-url.js";
 import { withRetries } from "../retry.js";
 import type { DownloadSink } from "../sinks/download-sink.js";
-import { WORKER_TASK_BYTES, type WorkerPool } from "../workers/pool.js";
+import type { ObjectRef, RangeResult } from "../../s3/operations.js";
+import { sharedBytes, WORKER_TASK_BYTES, type WorkerPool } from "../workers/pool.js";
 import type { DigestPlan } from "../workers/protocol.js";
 import type { Run } from "./run.js";
 
@@ -56,16 +57,11 @@ export async function fetchInWorker(run: Run, target: WorkerTarget, range: ByteR
       ctx.retry,
       async (_n, routing) => {
         ctx.stats.requests++;
-        const result = await target.pool.rangeToFile({
-          ref,
-          start: range.offset + written,
-          end,
-          ifMatch: pinned,
-          fd: target.fd,
-          digest: target.digest,
+        const result = await target.pool.run({
+          work: { type: "range-to-file", ref, start: range.offset + written, end, ifMatch: pinned, fd: target.fd, digest: target.digest },
           avoid: routing.avoid,
           signal,
-          onWritten: (bytes, pieces) => {
+          onLanded: (bytes, pieces) => {
             for (const piece of pieces) target.verifier?.addDigest(piece.offset, piece.length, piece.digest);
             written += bytes;
             ctx.stats.bytesReceived += bytes;
@@ -80,4 +76,36 @@ export async function fetchInWorker(run: Run, target: WorkerTarget, range: ByteR
     sink.landed!(range.offset, range.length);
   };
   group.add(queued(ctx, signal, task).finally(() => ctx.memory.unreserve(WORKER_TASK_BYTES)));
+}
+
+/**
+ * GET bytes [start, end] into `buffer` (a part buffer in shared memory) in a
+ * worker, retrying as fetchRange does: a retry asks only for the bytes the
+ * earlier attempts did not deliver.
+ */
+export function fetchRangeInWorker(ctx: TransferContext, pool: WorkerPool, ref: ObjectRef, start: number, end: number, ifMatch: string | undefined, buffer: Buffer, signal: AbortSignal): Promise<RangeResult> {
+  let received = 0;
+  let etag = ifMatch;
+  return withRetries(
+    `GET ${s3Url(ref)} bytes=${start}-${end}`,
+    ctx.retry,
+    async (_n, routing) => {
+      ctx.stats.requests++;
+      const target = sharedBytes(buffer.subarray(received, end - start + 1));
+      if (!target) throw new Error("a worker thread can fill only a part buffer in shared memory");
+      const result = await pool.run({
+        work: { type: "range-to-memory", ref, start: start + received, end, ifMatch: etag, target },
+        avoid: routing.avoid,
+        signal,
+        onLanded: (bytes) => {
+          received += bytes;
+          ctx.stats.bytesReceived += bytes;
+          ctx.progress.addDone(bytes);
+        },
+      });
+      etag ??= result.etag || undefined;
+      return { bytes: received, objectSize: result.objectSize ?? 0, etag: result.etag, ranged: true };
+    },
+    retryHooks(ctx, signal),
+  );
 }

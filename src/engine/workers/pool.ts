@@ -5,10 +5,9 @@ import type { Worker } from "node:worker_threads";
 import type { AddressStats } from "../../net/pools.js";
 import type { S3Settings } from "../../s3/client.js";
 import { RelayedFailure, type RequestFailure } from "../../s3/errors.js";
-import type { ObjectRef } from "../../s3/operations.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
 import { SLICE_BYTES } from "../range-slices.js";
-import type { DigestPiece, DigestPlan, FromWorker, ToWorker, WorkerSetup } from "./protocol.js";
+import type { DigestPiece, FromWorker, SharedBytes, TaskResult, TaskWork, ToWorker, WorkerSetup } from "./protocol.js";
 
 /**
  * The data plane's worker threads, seen from the main thread (issue #37):
@@ -41,23 +40,18 @@ export interface WorkerPoolOptions {
   exitAfterBytes?: number;
 }
 
-/** One ranged GET written into a file by a worker: bytes [start, end] of `ref` at the same offsets of `fd`. */
-export interface RangeToFile {
-  ref: ObjectRef;
-  start: number;
-  end: number;
-  ifMatch?: string;
-  fd: number;
-  digest?: DigestPlan;
+/** One attempt of a request in a worker: what to do, where not to send it, and its cancellation. */
+export interface WorkerAttempt<W extends TaskWork = TaskWork> {
+  work: W;
   avoid: ReadonlySet<string>;
   signal: AbortSignal;
-  /** More bytes are on disk, in order, with their digests (when a plan asked for them). */
-  onWritten: (bytes: number, pieces: readonly DigestPiece[]) => void;
+  /** More bytes landed (in the file or the buffer), in order, with their digests (when a plan asked for them). */
+  onLanded?: (bytes: number, pieces: readonly DigestPiece[]) => void;
 }
 
 interface Pending {
-  onWritten: (bytes: number, pieces: readonly DigestPiece[]) => void;
-  resolve: (result: { etag: string; objectSize: number }) => void;
+  onLanded?: (bytes: number, pieces: readonly DigestPiece[]) => void;
+  resolve: (result: TaskResult) => void;
   reject: (err: Error) => void;
   release: () => void;
 }
@@ -93,33 +87,33 @@ export class WorkerPool {
     return this.started;
   }
 
-  async rangeToFile(task: RangeToFile): Promise<{ etag: string; objectSize: number }> {
-    task.signal.throwIfAborted();
+  /**
+   * Runs one attempt in the least busy worker. It settles only once the
+   * worker answered (or exited): a cancelled attempt first stops touching its
+   * file or buffer, so they can be closed or reused as soon as it settles.
+   */
+  async run(attempt: WorkerAttempt): Promise<TaskResult> {
+    const { signal } = attempt;
+    signal.throwIfAborted();
     if (this.closing) throw new Error("the worker threads are shut down");
     const credentials = await this.options.credentials();
     const slot = this.leastBusy();
     const id = this.nextTask++;
     return new Promise((resolve, reject) => {
-      // A cancelled task is not failed here: its worker answers once nothing of it can write any more.
       const onAbort = (): void => this.send(slot, { type: "cancel", id });
-      task.signal.addEventListener("abort", onAbort, { once: true });
+      signal.addEventListener("abort", onAbort, { once: true });
       const release = (): void => {
-        task.signal.removeEventListener("abort", onAbort);
+        signal.removeEventListener("abort", onAbort);
         slot.pending.delete(id);
         if (slot.pending.size === 0) slot.worker.unref();
       };
-      slot.pending.set(id, { onWritten: task.onWritten, resolve, reject, release });
+      slot.pending.set(id, { onLanded: attempt.onLanded, resolve, reject, release });
       slot.worker.ref(); // while a task is out, its answer keeps the process alive
       this.send(slot, {
-        type: "range-to-file",
+        type: "task",
         id,
-        ref: task.ref,
-        start: task.start,
-        end: task.end,
-        ifMatch: task.ifMatch,
-        fd: task.fd,
-        digest: task.digest,
-        avoid: [...task.avoid],
+        work: attempt.work,
+        avoid: [...attempt.avoid],
         credentials: credentials && { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey, sessionToken: credentials.sessionToken },
       });
     });
@@ -185,8 +179,8 @@ export class WorkerPool {
     }
     const pending = slot.pending.get(message.id);
     if (!pending) return;
-    if (message.type === "written") {
-      pending.onWritten(message.bytes, message.pieces);
+    if (message.type === "landed") {
+      pending.onLanded?.(message.bytes, message.pieces);
       return;
     }
     pending.release();
@@ -273,4 +267,10 @@ export function mergeAddressStats(lists: readonly (readonly AddressStats[])[]): 
     }
   }
   return [...merged.values()];
+}
+
+/** The window of a part buffer a worker can see, or undefined when it is not in shared memory (engine/memory.ts). */
+export function sharedBytes(buffer: Buffer): SharedBytes | undefined {
+  if (!(buffer.buffer instanceof SharedArrayBuffer)) return undefined;
+  return { memory: buffer.buffer, offset: buffer.byteOffset, length: buffer.length };
 }

@@ -1,20 +1,22 @@
-import type { ChecksumAlgorithm, ObjectRef } from "../../s3/operations.js";
+import type { ChecksumAlgorithm, ChecksumValue, ObjectRef } from "../../s3/operations.js";
 import type { S3Settings } from "../../s3/client.js";
 import type { RequestFailure } from "../../s3/errors.js";
-import type { AddressStats } from "../../net/pools.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
+import type { AddressStats } from "../../net/pools.js";
 
 /**
  * The messages between the main thread and the data-plane worker threads
  * (engine/workers/pool.ts, worker-thread.ts). Everything here is plain data:
- * it crosses threads by structured clone.
+ * it crosses threads by structured clone. Bytes never do: a range to a file
+ * is written by the worker, and part buffers are SharedArrayBuffers both
+ * threads see (engine/memory.ts makes them so when a run has workers).
  */
 
 /** What a worker is started with (workerData): how to reach S3, without anything that is a function or a native handle. */
 export interface WorkerSetup {
   /** The run's connection settings, without `net.debug` and `net.tls.secureContext` (the worker makes its own from `net.tls.ca`). */
   settings: S3Settings;
-  /** Test hook: this worker exits (as if it crashed) once it has written this many bytes. */
+  /** Test hook: this worker exits (as if it crashed) once it has moved this many bytes. */
   exitAfterBytes?: number;
 }
 
@@ -31,23 +33,59 @@ export interface DigestPiece {
   digest: Uint8Array;
 }
 
-/** Main → worker: GET bytes [start, end] of `ref` and write them at the same offsets into `fd` (a file descriptor of this process). */
-export interface RangeToFileTask {
+/** A window of a part buffer both threads see. */
+export interface SharedBytes {
+  memory: SharedArrayBuffer;
+  offset: number;
+  length: number;
+}
+
+/** GET bytes [start, end] of `ref` and write them at the same offsets into `fd` (a file descriptor of this process). */
+export interface RangeToFile {
   type: "range-to-file";
-  id: number;
   ref: ObjectRef;
   start: number;
   end: number;
   ifMatch?: string;
   fd: number;
   digest?: DigestPlan;
+}
+
+/** GET bytes [start, end] of `ref` into `target` (its first byte gets `start`). */
+export interface RangeToMemory {
+  type: "range-to-memory";
+  ref: ObjectRef;
+  start: number;
+  end: number;
+  ifMatch?: string;
+  target: SharedBytes;
+}
+
+/** UploadPart `partNumber` of `uploadId` with the bytes in `body`. */
+export interface PartUpload {
+  type: "upload-part";
+  ref: ObjectRef;
+  uploadId: string;
+  partNumber: number;
+  body: SharedBytes;
+  checksum?: ChecksumValue;
+  checksumChecked: boolean;
+}
+
+export type TaskWork = RangeToFile | RangeToMemory | PartUpload;
+
+/** Main → worker: one attempt of a request. */
+export interface TaskMessage {
+  type: "task";
+  id: number;
+  work: TaskWork;
   /** Addresses this request already failed on (AttemptRouting.avoid). */
   avoid: string[];
   /** The run's current credentials (undefined: anonymous). The main thread alone runs the provider chain. */
   credentials?: SigningCredentials;
 }
 
-/** Main → worker: stop task `id` (its answer still comes, once nothing of it can write any more). */
+/** Main → worker: stop task `id` (its answer still comes, once nothing of it can touch its file or buffer any more). */
 export interface CancelTask {
   type: "cancel";
   id: number;
@@ -59,23 +97,31 @@ export interface StatsRequest {
   id: number;
 }
 
-export type ToWorker = RangeToFileTask | CancelTask | StatsRequest;
+export type ToWorker = TaskMessage | CancelTask | StatsRequest;
 
-/** Worker → main: `bytes` more bytes of task `id` are on disk (in order, right after the ones before). */
-export interface Written {
-  type: "written";
+/** Worker → main: `bytes` more bytes of a range landed (on disk, or in its buffer), in order, right after the ones before. */
+export interface Landed {
+  type: "landed";
   id: number;
   bytes: number;
   pieces: DigestPiece[];
 }
 
-/** Worker → main: task `id` ended; every byte it wrote was announced by `written` before this. */
+/** What a task's request answered. */
+export interface TaskResult {
+  etag: string;
+  /** Ranges: the object's size. */
+  objectSize?: number;
+  /** Uploads: the checksum the server echoed, when it answered (`value` undefined: it echoed none). */
+  echoed?: { value?: ChecksumValue };
+}
+
+/** Worker → main: task `id` ended; all it landed was told by `landed` before this, and nothing of it runs any more. */
 export interface TaskEnded {
   type: "ended";
   id: number;
-  /** Success: what the answer said. */
-  result?: { etag: string; objectSize: number };
-  /** Failure: the request's failure as the retry loop judges it, with the address it went to. */
+  result?: TaskResult;
+  /** The request's failure as the retry loop judges it, with the address it went to. */
   failure?: RequestFailure;
 }
 
@@ -86,4 +132,4 @@ export interface StatsAnswer {
   stats: AddressStats[];
 }
 
-export type FromWorker = Written | TaskEnded | StatsAnswer;
+export type FromWorker = Landed | TaskEnded | StatsAnswer;

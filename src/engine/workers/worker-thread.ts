@@ -2,26 +2,29 @@ import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { connect, type S3Connection, type S3Settings } from "../../s3/client.js";
 import { describeFailure } from "../../s3/errors.js";
-import { getRange } from "../../s3/operations.js";
+import { getRange, uploadPart, type ChecksumValue } from "../../s3/operations.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
 import type { AttemptRouting } from "../../net/routing.js";
 import { digestOf } from "../integrity/checksums.js";
 import { RangeSlices, SLICE_BYTES } from "../range-slices.js";
 import { writeCallLength } from "../sinks/write-calls.js";
-import type { DigestPiece, DigestPlan, FromWorker, RangeToFileTask, ToWorker, WorkerSetup } from "./protocol.js";
+import type { DigestPiece, DigestPlan, FromWorker, PartUpload, RangeToFile, RangeToMemory, SharedBytes, TaskMessage, TaskResult, ToWorker, WorkerSetup } from "./protocol.js";
 
 /**
  * A data-plane worker thread (engine/workers/pool.ts starts them). It owns
  * its connection pools, TLS sessions, signer cache and slice buffers, and
  * runs one attempt of each task it is given: the retry loop, the pacer, the
- * memory budget and the resume journal stay on the main thread. A range is
- * written where it belongs in the file the main thread opened (positional
- * writes into the same descriptor), so its bytes never cross threads.
+ * memory budget and the resume journal stay on the main thread. A range for
+ * a file is written where it belongs in the file the main thread opened
+ * (positional writes into the same descriptor); other bytes are read from
+ * or written into part buffers both threads share. Bytes never cross threads.
  */
 
 const port = parentPort;
 if (!port) throw new Error("engine/workers/worker-thread.ts runs only as a worker thread");
 const setup = workerData as WorkerSetup;
+/** A range into memory tells its progress in steps of this many bytes (one message per TLS record would cost more than it tells). */
+const PROGRESS_STEP = 256 * 1024;
 
 /** The last credentials handed over, kept as the same object while they do not change: the signer cache is keyed by it. */
 let credentials: SigningCredentials | undefined;
@@ -30,20 +33,14 @@ const connection: S3Connection = connect(connectionSettings(setup), async () => 
   return credentials;
 });
 const running = new Map<number, AbortController>();
-/** Slice-buffer pairs of finished tasks, reused (fresh memory costs page faults). */
-const freeBuffers: Buffer[] = [];
-let writtenTotal = 0;
+/** Slice-buffer pairs of finished ranges, reused (fresh memory costs page faults). */
+const freeSlices: Buffer[] = [];
+let movedTotal = 0;
 
 port.on("message", (message: ToWorker) => {
-  if (message.type === "cancel") {
-    running.get(message.id)?.abort(new Error("cancelled"));
-    return;
-  }
-  if (message.type === "stats") {
-    void connection.addressStats().then((stats) => post({ type: "stats", id: message.id, stats }));
-    return;
-  }
-  void runRange(message);
+  if (message.type === "cancel") running.get(message.id)?.abort(new Error("cancelled"));
+  else if (message.type === "stats") void connection.addressStats().then((stats) => post({ type: "stats", id: message.id, stats }));
+  else void runTask(message);
 });
 
 function connectionSettings(s: WorkerSetup): S3Settings {
@@ -60,45 +57,104 @@ function adoptCredentials(given: SigningCredentials | undefined): void {
   if (!same) credentials = given;
 }
 
-async function runRange(task: RangeToFileTask): Promise<void> {
+async function runTask(task: TaskMessage): Promise<void> {
   const controller = new AbortController();
   running.set(task.id, controller);
   adoptCredentials(task.credentials);
-  const memory = freeBuffers.pop() ?? Buffer.allocUnsafeSlow(2 * SLICE_BYTES);
   const routing: AttemptRouting = { avoid: new Set(task.avoid) };
-  const slices = new RangeSlices([memory.subarray(0, SLICE_BYTES), memory.subarray(SLICE_BYTES)], task.start, async (offset, data) => {
-    writeAt(task.fd, data, offset);
-    const pieces = task.digest ? await digestPieces(task.digest, offset, data) : [];
-    post({ type: "written", id: task.id, bytes: data.length, pieces });
-    writtenTotal += data.length;
-    if (setup.exitAfterBytes !== undefined && writtenTotal >= setup.exitAfterBytes) process.exit(70);
-  });
   let ended: FromWorker;
   try {
-    const result = await getRange(connection.s3, {
-      ref: task.ref,
-      start: task.start,
-      end: task.end,
-      ifMatch: task.ifMatch,
-      target: memory,
-      offset: 0,
-      slices,
-      signal: controller.signal,
-      routing,
-      onBytes: (n) => slices.advance(n),
-    });
-    await slices.finish();
-    ended = { type: "ended", id: task.id, result: { etag: result.etag, objectSize: result.objectSize } };
+    const work = task.work;
+    const result =
+      work.type === "range-to-file"
+        ? await rangeToFile(task.id, work, routing, controller.signal)
+        : work.type === "range-to-memory"
+          ? await rangeToMemory(task.id, work, routing, controller.signal)
+          : await partUpload(work, routing, controller.signal);
+    ended = { type: "ended", id: task.id, result };
   } catch (err) {
     const failure = describeFailure(err);
     failure.address ??= routing.address;
     ended = { type: "ended", id: task.id, failure };
   }
-  // Nothing of this task may write once its end is told: the main thread may then close the file.
-  await slices.settled();
   running.delete(task.id);
-  freeBuffers.push(memory);
   post(ended);
+}
+
+async function rangeToFile(id: number, work: RangeToFile, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
+  const memory = freeSlices.pop() ?? Buffer.allocUnsafeSlow(2 * SLICE_BYTES);
+  const slices = new RangeSlices([memory.subarray(0, SLICE_BYTES), memory.subarray(SLICE_BYTES)], work.start, async (offset, data) => {
+    writeAt(work.fd, data, offset);
+    const pieces = work.digest ? await digestPieces(work.digest, offset, data) : [];
+    post({ type: "landed", id, bytes: data.length, pieces });
+    moved(data.length);
+  });
+  try {
+    const result = await getRange(connection.s3, {
+      ref: work.ref,
+      start: work.start,
+      end: work.end,
+      ifMatch: work.ifMatch,
+      target: memory,
+      offset: 0,
+      slices,
+      signal,
+      routing,
+      onBytes: (n) => slices.advance(n),
+    });
+    await slices.finish();
+    return { etag: result.etag, objectSize: result.objectSize };
+  } finally {
+    // Nothing of this task may write once its end is told: the main thread may then close the file.
+    await slices.settled();
+    freeSlices.push(memory);
+  }
+}
+
+async function rangeToMemory(id: number, work: RangeToMemory, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
+  let untold = 0;
+  const tell = (): void => {
+    if (untold === 0) return;
+    post({ type: "landed", id, bytes: untold, pieces: [] });
+    moved(untold);
+    untold = 0;
+  };
+  try {
+    const result = await getRange(connection.s3, {
+      ref: work.ref,
+      start: work.start,
+      end: work.end,
+      ifMatch: work.ifMatch,
+      target: view(work.target),
+      offset: 0,
+      signal,
+      routing,
+      onBytes: (n) => {
+        untold += n;
+        if (untold >= PROGRESS_STEP) tell();
+      },
+    });
+    return { etag: result.etag, objectSize: result.objectSize };
+  } finally {
+    tell(); // every byte in the buffer is told before the end, whatever the outcome: a retry continues after them
+  }
+}
+
+async function partUpload(work: PartUpload, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
+  let echoed: { value?: ChecksumValue } | undefined;
+  const etag = await uploadPart(connection.s3, work.ref, work.uploadId, work.partNumber, view(work.body), {
+    signal,
+    routing,
+    checksum: work.checksum,
+    checksumChecked: work.checksumChecked,
+    echoed: (value) => (echoed = { value }),
+  });
+  moved(work.body.length);
+  return { etag, echoed };
+}
+
+function view(bytes: SharedBytes): Buffer {
+  return Buffer.from(bytes.memory, bytes.offset, bytes.length);
 }
 
 function writeAt(fd: number, data: Uint8Array, position: number): void {
@@ -118,6 +174,12 @@ async function digestPieces(plan: DigestPlan, offset: number, data: Buffer): Pro
     at = pieceEnd;
   }
   return pieces;
+}
+
+/** Counts bytes moved, for the test hook that makes a worker die mid-transfer. */
+function moved(bytes: number): void {
+  movedTotal += bytes;
+  if (setup.exitAfterBytes !== undefined && movedTotal >= setup.exitAfterBytes) process.exit(70);
 }
 
 function post(message: FromWorker): void {

@@ -1,0 +1,30 @@
+import { uploadPart, type ChecksumValue, type ObjectRef } from "../../s3/operations.js";
+import type { AttemptRouting } from "../../net/routing.js";
+import type { TransferContext } from "../context.js";
+import { sharedBytes } from "./pool.js";
+
+/** One UploadPart attempt's call: as s3/object-write's uploadPart takes it. */
+export interface PartCall {
+  signal: AbortSignal;
+  routing: AttemptRouting;
+  checksum?: ChecksumValue;
+  checksumChecked: boolean;
+  echoed: (value: ChecksumValue | undefined) => void;
+}
+
+/**
+ * Sends one attempt of UploadPart: in a worker thread when the run has them
+ * and the part's buffer is shared with them (its TLS, signing and socket
+ * writes then cost the main thread nothing), else here.
+ */
+export async function sendPartAttempt(ctx: TransferContext, dest: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: PartCall): Promise<string> {
+  const shared = ctx.workers && sharedBytes(body);
+  if (!ctx.workers || !shared) return uploadPart(ctx.s3, dest, uploadId, partNumber, body, call);
+  const result = await ctx.workers.run({
+    work: { type: "upload-part", ref: dest, uploadId, partNumber, body: shared, checksum: call.checksum, checksumChecked: call.checksumChecked },
+    avoid: call.routing.avoid,
+    signal: call.routing.signal ?? call.signal,
+  });
+  if (result.echoed) call.echoed(result.echoed.value);
+  return result.etag;
+}
