@@ -83,7 +83,7 @@ export class Session {
     // Worker threads start at the first ranged download to a file, not here: most commands never need them.
     const s3 = this.connection.s3;
     this.workers = options.workers > 0
-      ? new WorkerPool({ size: options.workers, settings, credentials: () => s3.signingCredentials(), debug, exitAfterBytes: testHookBytes(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) })
+      ? new WorkerPool({ size: options.workers, settings, credentials: () => s3.signingCredentials(), debug, exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) })
       : undefined;
     this.context = createContext({ s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug, workers: this.workers,
       notify: (message) => {
@@ -150,9 +150,11 @@ export class Session {
   }
 }
 
-/** A test hook's byte count ($S3X_TEST_WORKER_EXIT_AFTER_BYTES: the first worker thread exits once it wrote that many), or undefined. */
-function testHookBytes(text: string | undefined): number | undefined {
-  if (!text) return undefined;
-  const bytes = Number(text);
-  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : undefined;
+/**
+ * The test hook $S3X_TEST_WORKER_EXIT_AFTER_BYTES: "N" makes the first worker
+ * thread exit once it moved N bytes, "N:all" every worker (so the pool gives up).
+ */
+function workerExitHook(text: string | undefined): { bytes: number; every: boolean } | undefined {
+  const match = text ? /^(\d+)(:all)?$/.exec(text) : null;
+  return match ? { bytes: Number(match[1]), every: match[2] !== undefined } : undefined;
 }

@@ -56,6 +56,8 @@ export async function fetchInWorker(run: Run, target: WorkerTarget, range: ByteR
       `GET ${s3Url(ref)} bytes=${range.offset}-${end}`,
       ctx.retry,
       async (_n, routing) => {
+        // A worker that died after its last byte was on disk, before its answer: nothing is left to ask for.
+        if (written === range.length) return { etag: pinned ?? "" };
         ctx.stats.requests++;
         const result = await target.pool.run({
           work: { type: "range-to-file", ref, start: range.offset + written, end, ifMatch: pinned, fd: target.fd, digest: target.digest },
@@ -90,6 +92,8 @@ export function fetchRangeInWorker(ctx: TransferContext, pool: WorkerPool, ref: 
     `GET ${s3Url(ref)} bytes=${start}-${end}`,
     ctx.retry,
     async (_n, routing) => {
+      // A worker that died after the last byte landed, before its answer: nothing is left to ask for.
+      if (received === end - start + 1) return { bytes: received, objectSize: 0, etag: etag ?? "", ranged: true };
       ctx.stats.requests++;
       const target = sharedBytes(buffer.subarray(received, end - start + 1));
       if (!target) throw new Error("a worker thread can fill only a part buffer in shared memory");

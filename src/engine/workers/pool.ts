@@ -36,8 +36,8 @@ export interface WorkerPoolOptions {
   /** The run's credentials, from the main thread's provider chain; undefined when requests are anonymous. */
   credentials: () => Promise<SigningCredentials | undefined>;
   debug?: (line: string) => void;
-  /** Test hook ($S3X_TEST_WORKER_EXIT_AFTER_BYTES): the first worker exits once it wrote this many bytes. */
-  exitAfterBytes?: number;
+  /** Test hook ($S3X_TEST_WORKER_EXIT_AFTER_BYTES): the first worker (`every`: each) exits once it moved this many bytes. */
+  exitHook?: { bytes: number; every: boolean };
 }
 
 /** One attempt of a request in a worker: what to do, where not to send it, and its cancellation. */
@@ -105,10 +105,10 @@ export class WorkerPool {
       const release = (): void => {
         signal.removeEventListener("abort", onAbort);
         slot.pending.delete(id);
-        if (slot.pending.size === 0) slot.worker.unref();
+        keepAliveWhileAsked(slot);
       };
       slot.pending.set(id, { onLanded: attempt.onLanded, resolve, reject, release });
-      slot.worker.ref(); // while a task is out, its answer keeps the process alive
+      keepAliveWhileAsked(slot);
       this.send(slot, {
         type: "task",
         id,
@@ -128,6 +128,7 @@ export class WorkerPool {
           new Promise<AddressStats[]>((resolve) => {
             const id = this.nextTask++;
             slot.statsWaiters.set(id, resolve);
+            keepAliveWhileAsked(slot);
             this.send(slot, { type: "stats", id });
           }),
       ),
@@ -157,7 +158,7 @@ export class WorkerPool {
     this.started++;
     const setup: WorkerSetup = {
       settings: portableSettings(this.options.settings),
-      exitAfterBytes: first ? this.options.exitAfterBytes : undefined,
+      exitAfterBytes: first || this.options.exitHook?.every ? this.options.exitHook?.bytes : undefined,
     };
     // Loaded here, not imported at the top: commands that start no worker do not load it.
     const { Worker } = process.getBuiltinModule("node:worker_threads");
@@ -175,6 +176,7 @@ export class WorkerPool {
     if (message.type === "stats") {
       slot.statsWaiters.get(message.id)?.(message.stats);
       slot.statsWaiters.delete(message.id);
+      keepAliveWhileAsked(slot);
       return;
     }
     const pending = slot.pending.get(message.id);
@@ -219,6 +221,16 @@ export class WorkerPool {
       pending.reject(new RelayedFailure(failure));
     }
   }
+}
+
+/**
+ * A worker keeps the process alive only while it owes an answer (a task's or
+ * stats'): an idle one must not hold up the exit, and one being waited for
+ * must, as nothing else may be left on the event loop meanwhile.
+ */
+function keepAliveWhileAsked(slot: Slot): void {
+  if (slot.pending.size > 0 || slot.statsWaiters.size > 0) slot.worker.ref();
+  else slot.worker.unref();
 }
 
 /** The settings without what cannot cross threads: the debug callback and the parsed TLS context (workers make theirs from the PEM text). */
