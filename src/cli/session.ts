@@ -68,7 +68,9 @@ export class Session {
     const showBar = sessionOptions.progressAllowed && options.output.progress && (mode === "normal" || mode === "json") && process.stderr.isTTY === true;
     this.progress = new ProgressDisplay(showBar);
     const debug = options.output.debug ? (line: string) => this.progress.interrupt(() => process.stderr.write(`s3x: debug: ${line}\n`)) : undefined;
-    const settings = { ...options.connection, net: { ...options.connection.net, debug }, requests: sessionOptions.requests };
+    // One view of address health: what this thread's pools find bad, the worker threads' pools avoid too (and back).
+    const onAddressBad = (address: string, problem: string): void => this.workers?.addressBad(address, problem);
+    const settings = { ...options.connection, net: { ...options.connection.net, debug, onAddressBad }, requests: sessionOptions.requests };
     for (const line of options.sources.debugLines) debug?.(line);
     debug?.(`region ${config.region} (${config.regionSource}), endpoint ${config.endpointUrl ? `${config.endpointUrl} (${config.endpointSource})` : "AWS"}${config.profile ? `, profile ${config.profile}` : ""}`);
     this.endpointUrl = settings.endpointUrl;
@@ -83,7 +85,7 @@ export class Session {
     // Worker threads start at the first ranged download to a file, not here: most commands never need them.
     const s3 = this.connection.s3;
     this.workers = options.workers > 0
-      ? new WorkerPool({ size: options.workers, settings, credentials: () => s3.signingCredentials(), debug, exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) })
+      ? new WorkerPool({ size: options.workers, settings, credentials: () => s3.signingCredentials(), debug, onAddressBad: (address, problem) => void this.connection.markAddressBad(address, problem), exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) })
       : undefined;
     this.context = createContext({ s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug, workers: this.workers,
       notify: (message) => {

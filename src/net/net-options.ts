@@ -20,6 +20,12 @@ export interface NetOptions {
   stragglers?: StragglerOptions;
   /** Receives one line per notable event (address marked bad, retired, added) for --debug. */
   debug?: (line: string) => void;
+  /**
+   * Told when this process's pools put an address on the bad list, so that
+   * other threads' pools can follow (engine/workers: one view of address
+   * health across the data plane). Not told of marks made by markBadElsewhere.
+   */
+  onAddressBad?: (address: string, problem: string) => void;
   /** How an https endpoint's certificate is checked; undefined: Node's defaults. */
   tls?: TlsSettings;
 }

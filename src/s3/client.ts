@@ -34,6 +34,8 @@ export type { PayloadSigning };
 export interface S3Connection {
   s3: S3Requester;
   addressStats(): Promise<AddressStats[]>;
+  /** Another thread found `address` bad: this connection's pools avoid it too (net/pools HostDirectory.markBadElsewhere). */
+  markAddressBad(address: string, problem: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,7 +61,7 @@ export function connect(settings: S3Settings, credentials?: CredentialSource): S
     },
     transport,
   );
-  return { s3, addressStats: () => pools.stats(), close: () => transport.close() };
+  return { s3, addressStats: () => pools.stats(), markAddressBad: (address, problem) => pools.markBadElsewhere(address, problem), close: () => transport.close() };
 }
 
 /** Discards the credential chain's log lines (it would warn on --profile with $AWS_ACCESS_KEY_ID set; aws-cli is silent). */

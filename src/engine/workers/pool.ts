@@ -36,6 +36,8 @@ export interface WorkerPoolOptions {
   /** The run's credentials, from the main thread's provider chain; undefined when requests are anonymous. */
   credentials: () => Promise<SigningCredentials | undefined>;
   debug?: (line: string) => void;
+  /** A worker's pools found an address bad: the main thread's pools follow (the pool tells the other workers itself). */
+  onAddressBad?: (address: string, problem: string) => void;
   /** Test hook ($S3X_TEST_WORKER_EXIT_AFTER_BYTES): the first worker (`every`: each) exits once it moved this many bytes. */
   exitHook?: { bytes: number; every: boolean };
 }
@@ -119,6 +121,15 @@ export class WorkerPool {
     });
   }
 
+  /**
+   * An address went on a bad list (in the main thread's pools, or in worker
+   * `from`'s): every other worker's pools follow, so no thread keeps sending
+   * to an address another found dead.
+   */
+  addressBad(address: string, problem: string, from?: Slot): void {
+    for (const slot of this.slots) if (slot && slot !== from) this.send(slot, { type: "address-bad", address, problem });
+  }
+
   /** Every running worker's per-address counters (one list per worker). */
   async addressStats(): Promise<AddressStats[][]> {
     const running = this.slots.filter((slot): slot is Slot => slot !== undefined);
@@ -158,6 +169,8 @@ export class WorkerPool {
     this.started++;
     const setup: WorkerSetup = {
       settings: portableSettings(this.options.settings),
+      debug: this.options.debug !== undefined,
+      index,
       exitAfterBytes: first || this.options.exitHook?.every ? this.options.exitHook?.bytes : undefined,
     };
     // Loaded here, not imported at the top: commands that start no worker do not load it.
@@ -173,6 +186,15 @@ export class WorkerPool {
   }
 
   private receive(slot: Slot, message: FromWorker): void {
+    if (message.type === "debug") {
+      this.options.debug?.(message.line);
+      return;
+    }
+    if (message.type === "address-bad") {
+      this.addressBad(message.address, message.problem, slot);
+      this.options.onAddressBad?.(message.address, message.problem);
+      return;
+    }
     if (message.type === "stats") {
       slot.statsWaiters.get(message.id)?.(message.stats);
       slot.statsWaiters.delete(message.id);
@@ -235,7 +257,7 @@ function keepAliveWhileAsked(slot: Slot): void {
 
 /** The settings without what cannot cross threads: the debug callback and the parsed TLS context (workers make theirs from the PEM text). */
 function portableSettings(settings: S3Settings): S3Settings {
-  const { debug: _debug, tls, ...net } = settings.net;
+  const { debug: _debug, onAddressBad: _onAddressBad, tls, ...net } = settings.net;
   return { ...settings, net: { ...net, tls: tls && { verify: tls.verify, ca: tls.ca } } };
 }
 

@@ -16,6 +16,10 @@ import type { AddressStats } from "../../net/pools.js";
 export interface WorkerSetup {
   /** The run's connection settings, without `net.debug` and `net.tls.secureContext` (the worker makes its own from `net.tls.ca`). */
   settings: S3Settings;
+  /** Whether the run prints --debug lines: the worker's pools then send theirs (DebugLine). */
+  debug: boolean;
+  /** The worker's number, for its --debug lines. */
+  index: number;
   /** Test hook: this worker exits (as if it crashed) once it has moved this many bytes. */
   exitAfterBytes?: number;
 }
@@ -97,7 +101,14 @@ export interface StatsRequest {
   id: number;
 }
 
-export type ToWorker = TaskMessage | CancelTask | StatsRequest;
+/** Either way: a thread's pools put `address` on the bad list; the others follow (one view of address health). */
+export interface AddressBad {
+  type: "address-bad";
+  address: string;
+  problem: string;
+}
+
+export type ToWorker = TaskMessage | CancelTask | StatsRequest | AddressBad;
 
 /** Worker → main: `bytes` more bytes of a range landed (on disk, or in its buffer), in order, right after the ones before. */
 export interface Landed {
@@ -132,4 +143,10 @@ export interface StatsAnswer {
   stats: AddressStats[];
 }
 
-export type FromWorker = Landed | TaskEnded | StatsAnswer;
+/** Worker → main: a --debug line of the worker's pools (addresses marked bad, added, retired). */
+export interface DebugLine {
+  type: "debug";
+  line: string;
+}
+
+export type FromWorker = Landed | TaskEnded | StatsAnswer | AddressBad | DebugLine;

@@ -40,15 +40,18 @@ let movedTotal = 0;
 port.on("message", (message: ToWorker) => {
   if (message.type === "cancel") running.get(message.id)?.abort(new Error("cancelled"));
   else if (message.type === "stats") void connection.addressStats().then((stats) => post({ type: "stats", id: message.id, stats }));
+  else if (message.type === "address-bad") void connection.markAddressBad(message.address, message.problem);
   else void runTask(message);
 });
 
 function connectionSettings(s: WorkerSetup): S3Settings {
+  // What this worker's pools find bad, the main thread passes on to every other pool.
+  const onAddressBad = (address: string, problem: string): void => post({ type: "address-bad", address, problem });
   const tls = s.settings.net.tls;
-  if (!tls) return s.settings;
   // The TLS context is made here from the PEM text: a SecureContext cannot cross threads.
-  const secureContext = tls.ca === undefined ? undefined : process.getBuiltinModule("node:tls").createSecureContext({ ca: tls.ca });
-  return { ...s.settings, net: { ...s.settings.net, tls: { ...tls, secureContext } } };
+  const secureContext = tls?.ca === undefined ? undefined : process.getBuiltinModule("node:tls").createSecureContext({ ca: tls.ca });
+  const debug = s.debug ? (line: string): void => post({ type: "debug", line: `worker thread ${s.index}: ${line}` }) : undefined;
+  return { ...s.settings, net: { ...s.settings.net, debug, onAddressBad, tls: tls && { ...tls, secureContext } } };
 }
 
 function adoptCredentials(given: SigningCredentials | undefined): void {

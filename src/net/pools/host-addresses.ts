@@ -81,14 +81,19 @@ export class HostAddresses {
     return this.addresses.some((a) => a !== address && !a.retired && !a.isBad(now));
   }
 
-  markBad(address: FrontEndAddress, problem: string): void {
+  /** `seenHere`: this process's own requests saw it (told on to onAddressBad), not another thread's. */
+  markBad(address: FrontEndAddress, problem: string, seenHere = true): void {
     const wasBad = address.isBad();
     address.markBad(problem);
-    if (!wasBad) this.options.debug?.(`${this.hostName} ${address.address}: bad (${problem})`);
+    if (wasBad) return;
+    this.options.debug?.(`${this.hostName} ${address.address}: bad (${problem})`);
+    if (seenHere) this.options.onAddressBad?.(address.address, problem);
   }
 
   noteServerError(address: FrontEndAddress, status: number): void {
-    if (address.noteServerError(status)) this.options.debug?.(`${this.hostName} ${address.address}: bad (HTTP ${status} burst)`);
+    if (!address.noteServerError(status)) return;
+    this.options.debug?.(`${this.hostName} ${address.address}: bad (HTTP ${status} burst)`);
+    this.options.onAddressBad?.(address.address, `HTTP ${status} burst`);
   }
 
   /**

@@ -36,6 +36,15 @@ export class HostDirectory {
     return entry;
   }
 
+  /** Another thread's pools found `address` bad: put it on the bad list here too (not told on again). */
+  async markBadElsewhere(address: string, problem: string): Promise<void> {
+    for (const entry of this.hosts.values()) {
+      const host = await entry.catch(() => undefined);
+      const known = host?.addresses.find((a) => a.address === address && !a.retired);
+      if (host && known) host.markBad(known, `${problem}, seen by another thread`, false);
+    }
+  }
+
   async stats(): Promise<AddressStats[]> {
     const all: AddressStats[] = [];
     for (const entry of this.hosts.values()) {

@@ -70,6 +70,19 @@ describe("net/pools: choosing an address", () => {
     assert.equal(a.isBad(), false);
   });
 
+  it("tells onAddressBad what its own requests found bad, once, and not marks from another thread (one view across worker threads)", () => {
+    const told: string[] = [];
+    const options = { ...DEFAULT_NET_OPTIONS, onAddressBad: (address: string, problem: string) => told.push(`${address}: ${problem}`) };
+    host = new HostAddresses("s3.example", "http:", 9, options, new AddressResolver(), { addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"], ttlMs: Infinity, source: "pinned" });
+    const [a, b, c] = host.addresses;
+    host.markBad(a!, "connection reset");
+    host.markBad(a!, "connection reset"); // already bad: not told again
+    for (let i = 0; i < 5; i++) host.noteServerError(b!, 503);
+    host.markBad(c!, "reset, seen by another thread", false);
+    assert.deepEqual(told, ["127.0.0.2: connection reset", "127.0.0.3: HTTP 503 burst"]);
+    assert.equal(c!.isBad(), true, "another thread's mark is followed");
+  });
+
   it("the bad-list cooldown doubles with failures in a row", () => {
     host = hostWith(["127.0.0.2"]);
     const a = host.addresses[0];
