@@ -3,7 +3,7 @@ import { connect, type AddressStats, type RequestSettings, type S3Connection } f
 import { createContext, type TransferContext } from "../engine/context.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
 import { RetryPacer } from "../engine/pacer.js";
-import { mergeAddressStats, WorkerPool } from "../engine/workers/pool.js";
+import { mergeAddressStats, WorkerPool, workerScript } from "../engine/workers/pool.js";
 import { InterruptError } from "./errors.js";
 import { StdoutLines } from "./output.js";
 import { ProgressDisplay } from "./progress.js";
@@ -84,8 +84,11 @@ export class Session {
     this.printer = new ResultPrinter(this, mode, sessionOptions.jsonToStderr === true);
     // Worker threads start at the first ranged download to a file, not here: most commands never need them.
     const s3 = this.connection.s3;
-    this.workers = options.workers > 0
-      ? new WorkerPool({ size: options.workers, settings, credentials: () => s3.signingCredentials(), debug, onAddressBad: (address, problem) => void this.connection.markAddressBad(address, problem), exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) })
+    const script = options.workers > 0 ? workerScript() : undefined;
+    // An install without the worker's code (dist/s3x-worker.cjs) still works, on one thread.
+    if (options.workers > 0 && !script) debug?.("no worker thread code beside the program: everything runs on the main thread");
+    this.workers = script
+      ? new WorkerPool({ size: options.workers, settings, credentials: () => s3.signingCredentials(), debug, onAddressBad: (address, problem) => void this.connection.markAddressBad(address, problem), exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) }, script)
       : undefined;
     this.context = createContext({ s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug, workers: this.workers,
       notify: (message) => {

@@ -14,7 +14,8 @@ const REPO = dirname(dirname(S3X_BIN));
 
 /**
  * The bundle as users run it: bin/s3x.js, dist/s3x.cjs (+ its code cache)
- * and dist/s3x-credentials.cjs (the SDK's credential chain, loaded on demand)
+ * dist/s3x-credentials.cjs (the SDK's credential chain, loaded on demand) and
+ * dist/s3x-worker.cjs (the data-plane worker threads' code)
  * copied into a directory of their own, beside package.json and the one
  * module the bundle leaves out (@node-rs/crc32, a native addon). There is no
  * dist/src/ there, so bin/s3x.js cannot fall back to the unbundled modules:
@@ -34,6 +35,7 @@ async function installBundleAlone(dir: string): Promise<string> {
   await copyFile(bundle, join(dir, "dist", "s3x.cjs"));
   if (existsSync(`${bundle}.cache`)) await copyFile(`${bundle}.cache`, join(dir, "dist", "s3x.cjs.cache"));
   await copyFile(join(REPO, "dist", "s3x-credentials.cjs"), join(dir, "dist", "s3x-credentials.cjs"));
+  await copyFile(join(REPO, "dist", "s3x-worker.cjs"), join(dir, "dist", "s3x-worker.cjs"));
   await copyFile(join(REPO, "package.json"), join(dir, "package.json"));
   await symlink(join(REPO, "node_modules", "@node-rs"), join(dir, "node_modules", "@node-rs"), "dir");
   return join(dir, "bin", "s3x.js");
@@ -94,9 +96,23 @@ describe("the bundled CLI (bin/s3x.js + dist/s3x.cjs, installed without dist/src
     assert.equal(up.code, 0, up.stderr);
     assert.equal(await objectHash(s3, bucket, "big.bin"), hash);
     const target = join(dir, "down.bin");
-    const down = await runBin(bin, ["cp", `s3://${bucket}/big.bin`, target, "--part-size", "5MiB", "--no-progress"], s3.env);
+    const down = await runBin(bin, ["cp", `s3://${bucket}/big.bin`, target, "--part-size", "5MiB", "--no-progress", "--workers", "2", "--debug"], s3.env);
     assert.equal(down.code, 0, down.stderr);
     assert.equal(await fileHash(target), hash);
+    // The ranges went through the bundled worker code (dist/s3x-worker.cjs).
+    assert.match(down.stderr, /debug: worker thread 1 started/);
+    assert.doesNotMatch(down.stderr, /exited with code/);
+    // An install that lacks the worker's code still downloads, on one thread.
+    const workerCode = join(dir, "install", "dist", "s3x-worker.cjs");
+    await rm(workerCode);
+    try {
+      const alone = await runBin(bin, ["cp", `s3://${bucket}/big.bin`, target, "--part-size", "5MiB", "--no-progress", "--workers", "2", "--debug"], s3.env);
+      assert.equal(alone.code, 0, alone.stderr);
+      assert.match(alone.stderr, /no worker thread code beside the program/);
+      assert.equal(await fileHash(target), hash);
+    } finally {
+      await copyFile(join(REPO, "dist", "s3x-worker.cjs"), workerCode);
+    }
     // No keys in the environment: the profile's, read by @aws-sdk/credential-provider-node inside the bundle.
     const credentials = join(dir, "credentials");
     await writeFile(credentials, `[bundle]\naws_access_key_id = ${s3.env.AWS_ACCESS_KEY_ID}\naws_secret_access_key = ${s3.env.AWS_SECRET_ACCESS_KEY}\n`);

@@ -75,7 +75,11 @@ export class WorkerPool {
   private deaths = 0;
   private closing = false;
 
-  constructor(private readonly options: WorkerPoolOptions) {
+  /** `script`: the worker's code (workerScript()). */
+  constructor(
+    private readonly options: WorkerPoolOptions,
+    private readonly script: string,
+  ) {
     if (!(options.size >= 1)) throw new RangeError(`a worker pool needs at least one worker, got ${options.size}`);
     this.slots = new Array<Slot | undefined>(options.size).fill(undefined);
   }
@@ -175,7 +179,7 @@ export class WorkerPool {
     };
     // Loaded here, not imported at the top: commands that start no worker do not load it.
     const { Worker } = process.getBuiltinModule("node:worker_threads");
-    const worker = new Worker(workerScript(), { workerData: setup });
+    const worker = new Worker(this.script, { workerData: setup });
     const slot: Slot = { worker, index, pending: new Map(), statsWaiters: new Map() };
     worker.unref();
     worker.on("message", (message: FromWorker) => this.receive(slot, message));
@@ -265,11 +269,10 @@ function portableSettings(settings: S3Settings): S3Settings {
  * The worker's script: beside the bundle (dist/s3x-worker.cjs, scripts/bundle.mjs)
  * when s3x runs bundled, else the compiled module beside this one.
  */
-function workerScript(): string {
+export function workerScript(): string | undefined {
   const here = fileURLToPath(import.meta.url);
-  const bundled = join(dirname(here), "s3x-worker.cjs");
-  if (here.endsWith(".cjs") && existsSync(bundled)) return bundled;
-  return join(dirname(here), "worker-thread.js");
+  const script = here.endsWith(".cjs") ? join(dirname(here), "s3x-worker.cjs") : join(dirname(here), "worker-thread.js");
+  return existsSync(script) ? script : undefined;
 }
 
 /**
