@@ -71,7 +71,8 @@ describe("worker threads (integration, real radosgw)", function () {
   for (const workers of [1, 2, 4]) {
     it(`--workers ${workers}: a download to a file, a stream and an upload are byte-exact, and go through ${workers} worker(s)`, async function () {
       this.timeout(120_000);
-      const flags = ["--workers", String(workers), "--part-size", PART, "--debug", "--json"];
+      // One request in flight per worker: each worker takes one before the next is started.
+      const flags = ["--workers", String(workers), "--concurrency", String(workers), "--part-size", PART, "--debug", "--json"];
       const out = join(dir, `down-${workers}.bin`);
       const down = await run(["cp", `s3://${bucket}/big.bin`, out, ...flags]);
       assert.equal(down.code, 0, down.stderr);
@@ -104,9 +105,15 @@ describe("worker threads (integration, real radosgw)", function () {
     assert.equal(cat.stdout.toString(), "hello");
     assert.equal(workersStarted(cat), 0, "a one-request object needs no worker");
 
-    const fromEnv = await run(["cp", `s3://${bucket}/big.bin`, join(dir, "env.bin"), "--part-size", PART, "--debug"], { S3X_WORKERS: "3" });
+    const fromEnv = await run(["cp", `s3://${bucket}/big.bin`, join(dir, "env.bin"), "--part-size", PART, "--concurrency", "3", "--debug"], { S3X_WORKERS: "3" });
     assert.equal(fromEnv.code, 0, fromEnv.stderr);
     assert.equal(workersStarted(fromEnv), 3);
+
+    // Workers start as requests in flight need them: two at a time need at most two, whatever --workers says.
+    const few = await run(["cp", `s3://${bucket}/big.bin`, join(dir, "few.bin"), "--part-size", PART, "--workers", "8", "--concurrency", "2", "--debug"]);
+    assert.equal(few.code, 0, few.stderr);
+    assert.ok(workersStarted(few) >= 1 && workersStarted(few) <= 2, few.stderr);
+    assert.equal(await fileHash(join(dir, "few.bin")), hash);
 
     const bad = await run(["cp", `s3://${bucket}/big.bin`, join(dir, "bad.bin"), "--workers", "-1"]);
     assert.equal(bad.code, 2);

@@ -11,8 +11,8 @@ import type { DigestPiece, FromWorker, SharedBytes, TaskResult, TaskWork, ToWork
 
 /**
  * The data plane's worker threads, seen from the main thread (issue #37):
- * started at the first task (a command that never splits an object starts
- * none), each owning its own connections, TLS sessions and buffers
+ * started as tasks need them (a command that never splits an object starts
+ * none; see tasksPerWorker), each owning its own connections, TLS sessions and buffers
  * (worker-thread.ts). A task goes to the worker with the fewest in flight.
  *
  * A worker runs one attempt of a task; the retry loop, the retry pacer, the
@@ -30,8 +30,15 @@ export const WORKER_MEMORY_BYTES = 24 * 1024 * 1024;
 export const WORKER_TASK_BYTES = 2 * SLICE_BYTES;
 
 export interface WorkerPoolOptions {
-  /** Worker threads to run (at least 1). */
+  /** Worker threads to run at most (at least 1). */
   size: number;
+  /**
+   * Tasks one worker takes before another is started: workers start as the
+   * work needs them (each costs ~40 ms of CPU to start and ~10 MiB), so a
+   * transfer with few requests in flight on a machine of many cores starts
+   * few. The run's concurrency divided by `size`, rounded up.
+   */
+  tasksPerWorker: number;
   settings: S3Settings;
   /** The run's credentials, from the main thread's provider chain; undefined when requests are anonymous. */
   credentials: () => Promise<SigningCredentials | undefined>;
@@ -160,12 +167,22 @@ export class WorkerPool {
     slot.worker.postMessage(message);
   }
 
-  /** The worker with the fewest tasks in flight; the free places are filled first (all at once: they start in parallel). */
+  /**
+   * The running worker with the fewest tasks in flight, unless every running
+   * one already has tasksPerWorker and a place is free: then a new one.
+   */
   private leastBusy(): Slot {
-    for (let i = 0; i < this.slots.length; i++) this.slots[i] ??= this.start(i);
-    let best = this.slots[0]!;
-    for (const slot of this.slots) if (slot!.pending.size < best.pending.size) best = slot!;
-    return best;
+    let best: Slot | undefined;
+    let free = -1;
+    for (let i = 0; i < this.slots.length; i++) {
+      const slot = this.slots[i];
+      if (!slot) free = free < 0 ? i : free;
+      else if (!best || slot.pending.size < best.pending.size) best = slot;
+    }
+    if (best && (best.pending.size < this.options.tasksPerWorker || free < 0)) return best;
+    const started = this.start(free);
+    this.slots[free] = started;
+    return started;
   }
 
   private start(index: number): Slot {
