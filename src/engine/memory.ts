@@ -78,6 +78,13 @@ export class MemoryBudget {
     return this.waitFor(size, signal, () => this.charged(size));
   }
 
+  /** A reservation now if the budget allows it without waiting (and nobody waits ahead): for optional work, as tryAcquire. */
+  tryReserve(size: number): boolean {
+    if (size > this.limit || this.waiters.length > 0 || !this.fits(size)) return false;
+    this.charged(size);
+    return true;
+  }
+
   unreserve(size: number): void {
     this.inUse -= size;
     this.serveWaiters();

@@ -206,11 +206,7 @@ async function hedged<T>(routing: AttemptRouting, attempt: (routing: AttemptRout
   const close = (d: RunningDuplicate<T>, won: boolean): void => {
     tail.inFlight--;
     if (won) tail.won++;
-    const address = d.routing.tracked?.address;
-    if (address) {
-      address.counters.hedges++;
-      if (won) address.counters.hedgesWon++;
-    }
+    d.routing.tracked?.countAsHedge(won);
     d.link.dispose();
     d.work.discard();
   };

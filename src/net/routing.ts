@@ -1,4 +1,3 @@
-import type { TrackedRequest } from "./stragglers.js";
 
 /**
  * One attempt's routing, handed explicitly from the retry loop
@@ -18,6 +17,20 @@ export interface AttemptRouting {
    * caller's signal but the loser must be stopped alone (engine/hedge.ts).
    */
   signal?: AbortSignal;
-  /** Set by the transport for requests the straggler watch follows: their progress. */
-  tracked?: TrackedRequest;
+  /**
+   * Set by the transport for requests the straggler watch follows (a
+   * TrackedRequest), or by a data-plane worker's proxy for an attempt it runs:
+   * what the tail hedger (engine/retry.ts) asks of the request.
+   */
+  tracked?: HedgeView;
+}
+
+/** What the tail hedger asks of a request in flight. */
+export interface HedgeView {
+  /** Whether a duplicate on another address would likely finish first. */
+  hedgeWorthy(): boolean;
+  /** A duplicate elsewhere answered first (its address goes on the bad list for a short while). */
+  lostToHedge(): void;
+  /** This request was sent as a hedged duplicate: count it on its address, and whether it answered first (--json). */
+  countAsHedge(won: boolean): void;
 }

@@ -95,6 +95,11 @@ export class TrackedRequest {
     this.judge?.judgeHedgeLoser(this);
   }
 
+  countAsHedge(won: boolean): void {
+    this.address.counters.hedges++;
+    if (won) this.address.counters.hedgesWon++;
+  }
+
   progress(bytes: number, now = this.clock.observedNow()): void {
     this.firstByteAt ??= now;
     this.bytes += bytes;

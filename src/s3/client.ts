@@ -36,6 +36,8 @@ export interface S3Connection {
   addressStats(): Promise<AddressStats[]>;
   /** Another thread found `address` bad: this connection's pools avoid it too (net/pools HostDirectory.markBadElsewhere). */
   markAddressBad(address: string, problem: string): Promise<void>;
+  /** Counts a hedged duplicate that went to `address` in this connection's pools (sent from another thread's retry loop). */
+  countHedge(address: string, won: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -61,7 +63,9 @@ export function connect(settings: S3Settings, credentials?: CredentialSource): S
     },
     transport,
   );
-  return { s3, addressStats: () => pools.stats(), markAddressBad: (address, problem) => pools.markBadElsewhere(address, problem), close: () => transport.close() };
+  return { s3, addressStats: () => pools.stats(), markAddressBad: (address, problem) => pools.markBadElsewhere(address, problem),
+    countHedge: (address, won) => pools.countHedge(address, won),
+    close: () => transport.close() };
 }
 
 /** Discards the credential chain's log lines (it would warn on --profile with $AWS_ACCESS_KEY_ID set; aws-cli is silent). */

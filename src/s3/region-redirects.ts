@@ -54,6 +54,21 @@ export class BucketRegions {
     }
   }
 
+  /**
+   * What this requester knows of `bucket`, for another thread's requester
+   * (engine/workers): whether a request for it was answered, and the region
+   * learnt from a redirect.
+   */
+  knowledgeOf(bucket: string): { settled: boolean; region?: string } {
+    return { settled: this.settled.has(bucket), region: this.regions.get(bucket) };
+  }
+
+  /** Takes what another thread's requester knew of `bucket` (knowledgeOf): no second redirect, no wait for a first answer. */
+  adopt(bucket: string, known: { settled: boolean; region?: string }): void {
+    if (known.region !== undefined) this.learn(bucket, known.region);
+    else if (known.settled) this.settle(bucket);
+  }
+
   private settle(bucket: string): void {
     this.settled.add(bucket);
     this.firstAnswers.get(bucket)?.settle();

@@ -24,6 +24,8 @@ export async function sendPartAttempt(ctx: TransferContext, dest: ObjectRef, upl
     work: { type: "upload-part", ref: dest, uploadId, partNumber, body: shared, checksum: call.checksum, checksumChecked: call.checksumChecked },
     avoid: call.routing.avoid,
     signal: call.routing.signal ?? call.signal,
+    // The tail hedger may send a duplicate of a straggling part (multipart-upload's repeatHedge).
+    hedgeRouting: call.routing,
   });
   if (result.echoed) call.echoed(result.echoed.value);
   return result.etag;

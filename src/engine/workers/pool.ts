@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Worker } from "node:worker_threads";
 import type { AddressStats } from "../../net/pools.js";
+import type { AttemptRouting } from "../../net/routing.js";
 import type { S3Settings } from "../../s3/client.js";
 import { RelayedFailure, type RequestFailure } from "../../s3/errors.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
@@ -42,6 +43,8 @@ export interface WorkerPoolOptions {
   settings: S3Settings;
   /** The run's credentials, from the main thread's provider chain; undefined when requests are anonymous. */
   credentials: () => Promise<SigningCredentials | undefined>;
+  /** What the main thread's requester knows of a bucket (its region from a redirect), handed to the workers with each task. */
+  bucketKnowledge: (bucket: string) => { settled: boolean; region?: string };
   debug?: (line: string) => void;
   /** A worker's pools found an address bad: the main thread's pools follow (the pool tells the other workers itself). */
   onAddressBad?: (address: string, problem: string) => void;
@@ -56,10 +59,19 @@ export interface WorkerAttempt<W extends TaskWork = TaskWork> {
   signal: AbortSignal;
   /** More bytes landed (in the file or the buffer), in order, with their digests (when a plan asked for them). */
   onLanded?: (bytes: number, pieces: readonly DigestPiece[]) => void;
+  /**
+   * The retry loop's routing for this attempt, when its tail hedger follows
+   * it: the pool keeps its `address` and `tracked` (a proxy of the worker's
+   * straggler watch) up to date, as the transport does for its own requests.
+   */
+  hedgeRouting?: AttemptRouting;
 }
 
 interface Pending {
   onLanded?: (bytes: number, pieces: readonly DigestPiece[]) => void;
+  hedgeRouting?: AttemptRouting;
+  /** What the worker last said of the attempt's straggling. */
+  worthy: boolean;
   resolve: (result: TaskResult) => void;
   reject: (err: Error) => void;
   release: () => void;
@@ -120,7 +132,7 @@ export class WorkerPool {
         slot.pending.delete(id);
         keepAliveWhileAsked(slot);
       };
-      slot.pending.set(id, { onLanded: attempt.onLanded, resolve, reject, release });
+      slot.pending.set(id, { onLanded: attempt.onLanded, hedgeRouting: attempt.hedgeRouting, worthy: false, resolve, reject, release });
       keepAliveWhileAsked(slot);
       this.send(slot, {
         type: "task",
@@ -128,6 +140,8 @@ export class WorkerPool {
         work: attempt.work,
         avoid: [...attempt.avoid],
         credentials: credentials && { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey, sessionToken: credentials.sessionToken },
+        watch: attempt.hedgeRouting !== undefined,
+        bucket: this.options.bucketKnowledge(attempt.work.ref.bucket),
       });
     });
   }
@@ -228,9 +242,27 @@ export class WorkerPool {
       pending.onLanded?.(message.bytes, message.pieces);
       return;
     }
+    if (message.type === "hedge-view") {
+      this.viewed(slot, message.id, pending, message.address, message.worthy);
+      return;
+    }
     pending.release();
     if (message.result) pending.resolve(message.result);
     else pending.reject(new RelayedFailure(message.failure ?? { network: false, message: "the worker thread gave no reason" }));
+  }
+
+  /** The worker told where a watched attempt went and whether it straggles: the hedger reads it from the attempt's routing. */
+  private viewed(slot: Slot, id: number, pending: Pending, address: string, worthy: boolean): void {
+    const routing = pending.hedgeRouting;
+    if (!routing) return;
+    pending.worthy = worthy;
+    routing.address = address;
+    routing.tracked ??= {
+      hedgeWorthy: () => pending.worthy,
+      lostToHedge: () => this.send(slot, { type: "lost-to-hedge", id }),
+      // Counted once the duplicate settled (its task is over by then): by address, in the worker that sent it.
+      countAsHedge: (won) => this.send(slot, { type: "count-hedge", address, won }),
+    };
   }
 
   /**

@@ -87,6 +87,10 @@ export interface TaskMessage {
   avoid: string[];
   /** The run's current credentials (undefined: anonymous). The main thread alone runs the provider chain. */
   credentials?: SigningCredentials;
+  /** What the main thread's requester knows of the bucket (BucketRegions.knowledgeOf): its region, learnt once per run. */
+  bucket: { settled: boolean; region?: string };
+  /** The main thread's tail hedger follows this attempt: tell it where it went and when it straggles (HedgeView). */
+  watch: boolean;
 }
 
 /** Main → worker: stop task `id` (its answer still comes, once nothing of it can touch its file or buffer any more). */
@@ -108,7 +112,20 @@ export interface AddressBad {
   problem: string;
 }
 
-export type ToWorker = TaskMessage | CancelTask | StatsRequest | AddressBad;
+/** Main → worker: a hedged duplicate of task `id` answered first (TrackedRequest.lostToHedge). */
+export interface LostToHedge {
+  type: "lost-to-hedge";
+  id: number;
+}
+
+/** Main → worker: a hedged duplicate sent through this worker to `address` settled; count it there (--json). */
+export interface CountHedge {
+  type: "count-hedge";
+  address: string;
+  won: boolean;
+}
+
+export type ToWorker = TaskMessage | CancelTask | StatsRequest | AddressBad | LostToHedge | CountHedge;
 
 /** Worker → main: `bytes` more bytes of a range landed (on disk, or in its buffer), in order, right after the ones before. */
 export interface Landed {
@@ -149,4 +166,12 @@ export interface DebugLine {
   line: string;
 }
 
-export type FromWorker = Landed | TaskEnded | StatsAnswer | AddressBad | DebugLine;
+/** Worker → main: where a watched attempt went, and whether the straggler watch finds it worth a hedge now. */
+export interface HedgeViewUpdate {
+  type: "hedge-view";
+  id: number;
+  address: string;
+  worthy: boolean;
+}
+
+export type FromWorker = Landed | TaskEnded | StatsAnswer | AddressBad | DebugLine | HedgeViewUpdate;

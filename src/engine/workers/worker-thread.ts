@@ -5,6 +5,7 @@ import { describeFailure } from "../../s3/errors.js";
 import { getRange, uploadPart, type ChecksumValue } from "../../s3/operations.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
 import type { AttemptRouting } from "../../net/routing.js";
+import { HEDGE_CHECK_MS } from "../hedge.js";
 import { digestOf } from "../integrity/checksums.js";
 import { RangeSlices, SLICE_BYTES } from "../range-slices.js";
 import { writeCallLength } from "../sinks/write-calls.js";
@@ -41,6 +42,8 @@ port.on("message", (message: ToWorker) => {
   if (message.type === "cancel") running.get(message.id)?.abort(new Error("cancelled"));
   else if (message.type === "stats") void connection.addressStats().then((stats) => post({ type: "stats", id: message.id, stats }));
   else if (message.type === "address-bad") void connection.markAddressBad(message.address, message.problem);
+  else if (message.type === "lost-to-hedge") watched.get(message.id)?.routing.tracked?.lostToHedge();
+  else if (message.type === "count-hedge") void connection.countHedge(message.address, message.won);
   else void runTask(message);
 });
 
@@ -60,11 +63,42 @@ function adoptCredentials(given: SigningCredentials | undefined): void {
   if (!same) credentials = given;
 }
 
+/** Attempts the main thread's tail hedger follows, with what it was last told of each. */
+const watched = new Map<number, { routing: AttemptRouting; told?: string; worthy: boolean }>();
+let watchTimer: NodeJS.Timeout | undefined;
+
+/**
+ * Every HEDGE_CHECK_MS, for each watched attempt: once the transport chose
+ * its address, and whenever the straggler watch changes its mind on whether
+ * a duplicate elsewhere would finish first, the main thread is told (its
+ * retry loop runs the hedge, engine/retry.ts).
+ */
+function watchForHedges(): void {
+  for (const [id, entry] of watched) {
+    const { routing } = entry;
+    if (!routing.tracked || routing.address === undefined) continue;
+    const worthy = routing.tracked.hedgeWorthy();
+    if (entry.told === routing.address && entry.worthy === worthy) continue;
+    entry.told = routing.address;
+    entry.worthy = worthy;
+    post({ type: "hedge-view", id, address: routing.address, worthy });
+  }
+  if (watched.size === 0 && watchTimer) {
+    clearInterval(watchTimer);
+    watchTimer = undefined;
+  }
+}
+
 async function runTask(task: TaskMessage): Promise<void> {
   const controller = new AbortController();
   running.set(task.id, controller);
   adoptCredentials(task.credentials);
+  connection.s3.regions.adopt(task.work.ref.bucket, task.bucket);
   const routing: AttemptRouting = { avoid: new Set(task.avoid) };
+  if (task.watch) {
+    watched.set(task.id, { routing, worthy: false });
+    watchTimer ??= setInterval(watchForHedges, HEDGE_CHECK_MS);
+  }
   let ended: FromWorker;
   try {
     const work = task.work;
@@ -81,6 +115,7 @@ async function runTask(task: TaskMessage): Promise<void> {
     ended = { type: "ended", id: task.id, failure };
   }
   running.delete(task.id);
+  watched.delete(task.id);
   post(ended);
 }
 

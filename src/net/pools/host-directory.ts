@@ -45,6 +45,17 @@ export class HostDirectory {
     }
   }
 
+  /** A hedged duplicate another thread sent for a request that went to `address` here: counted on it (--json). */
+  async countHedge(address: string, won: boolean): Promise<void> {
+    for (const entry of this.hosts.values()) {
+      const known = (await entry.catch(() => undefined))?.addresses.find((a) => a.address === address);
+      if (!known) continue;
+      known.counters.hedges++;
+      if (won) known.counters.hedgesWon++;
+      return;
+    }
+  }
+
   async stats(): Promise<AddressStats[]> {
     const all: AddressStats[] = [];
     for (const entry of this.hosts.values()) {
