@@ -81,7 +81,7 @@ export const OPTION_TABLE = {
   "target-throughput": { type: "number", default: 10, describe: "target Gbit/s; sets the default concurrency (~0.4 Gbit/s per connection)", group: PERFORMANCE, aws: OWN + " (aws-cli CRT: target_bandwidth)" },
   "max-memory": { type: "string", default: "1GiB", describe: "most memory held in part buffers at once", group: PERFORMANCE, aws: OWN },
   "page-size": { type: "number", describe: "keys per listing request, 1 to 1000 (default: 1000, the most S3 returns)", group: PERFORMANCE, aws: AWS },
-  workers: { type: "number", describe: "worker threads that move the bytes of multipart transfers (ranged downloads to files and streams, upload parts); 0: all on the main thread (default: $S3X_WORKERS, else the cores this process may use minus one, at least 1)", group: PERFORMANCE, aws: OWN, env: ["S3X_WORKERS"] },
+  workers: { type: "number", describe: "worker threads that move the bytes of multipart transfers (ranged downloads to files and streams, upload parts); 0: all on the main thread (default: $S3X_WORKERS, else the cores this process may use minus one, at least 1, for runs of 256 MiB or more: less is cheaper on one thread)", group: PERFORMANCE, aws: OWN, env: ["S3X_WORKERS"] },
   "list-ranges": { type: "number", default: DEFAULT_LIST_RANGES, describe: "key ranges a recursive listing lists at once (1: page by page)", group: PERFORMANCE, aws: OWN },
   quiet: { type: "boolean", aliases: ["q"], default: false, describe: "print nothing about the objects, not even failures (the exit status tells)", group: OUTPUT, aws: AWS },
   "only-show-errors": { type: "boolean", default: false, describe: "print failures only: no per-object lines, summary or progress", group: OUTPUT, aws: AWS },

@@ -155,6 +155,8 @@ export interface RunOptions {
   maxMemory: number;
   /** Data-plane worker threads (--workers); 0: none. */
   workers: number;
+  /** --workers or $S3X_WORKERS was given: the workers carry every multipart transfer, not only runs with enough work to pay for them. */
+  workersAsked: boolean;
   /** --page-size; undefined: S3's default (1000). */
   listPageSize: number | undefined;
   listRanges: number;
@@ -185,6 +187,7 @@ export async function resolveRunOptions(args: CommonArgs & { "checksum-algorithm
     concurrency,
     maxMemory: maxMemoryOf(args),
     workers: workersOf(args),
+    workersAsked: args.workers !== undefined,
     listPageSize: pageSizeOf(args),
     listRanges: listRangesOf(args),
     maxAttempts: maxAttemptsOf(args),

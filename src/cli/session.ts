@@ -3,7 +3,7 @@ import { connect, type AddressStats, type RequestSettings, type S3Connection } f
 import { createContext, type TransferContext } from "../engine/context.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
 import { RetryPacer } from "../engine/pacer.js";
-import { mergeAddressStats, WorkerPool, workerScript } from "../engine/workers/pool.js";
+import { mergeAddressStats, WORKER_WORTHWHILE_BYTES, WorkerPool, workerScript } from "../engine/workers/pool.js";
 import { InterruptError } from "./errors.js";
 import { StdoutLines } from "./output.js";
 import { ProgressDisplay } from "./progress.js";
@@ -88,7 +88,7 @@ export class Session {
     // An install without the worker's code (dist/s3x-worker.cjs) still works, on one thread.
     if (options.workers > 0 && !script) debug?.("no worker thread code beside the program: everything runs on the main thread");
     this.workers = script
-      ? new WorkerPool({ size: options.workers, tasksPerWorker: Math.ceil(concurrency / options.workers), settings, credentials: () => s3.signingCredentials(), bucketKnowledge: (bucket) => s3.regions.knowledgeOf(bucket), debug, onAddressBad: (address, problem) => void this.connection.markAddressBad(address, problem), exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) }, script)
+      ? new WorkerPool({ size: options.workers, tasksPerWorker: Math.ceil(concurrency / options.workers), minimumWork: options.workersAsked ? 0 : WORKER_WORTHWHILE_BYTES, settings, credentials: () => s3.signingCredentials(), bucketKnowledge: (bucket) => s3.regions.knowledgeOf(bucket), debug, onAddressBad: (address, problem) => void this.connection.markAddressBad(address, problem), exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) }, script)
       : undefined;
     this.context = createContext({ s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug, workers: this.workers,
       notify: (message) => {

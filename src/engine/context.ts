@@ -88,13 +88,25 @@ export function createContext(options: ContextOptions): TransferContext {
     hedger: new TailHedger(queue, options.retry.pacer),
     checksumSupport: new ChecksumSupport(),
     signal: options.signal,
-    progress: options.progress ?? { addTotal() {}, addDone() {} },
+    progress: workCounted(options.progress ?? { addTotal() {}, addDone() {} }, options.workers),
     stats: { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0, reusedParts: 0, reusedBytes: 0, verifiedObjects: 0, unconfirmedChecksums: 0 },
     notify: options.notify ?? (() => {}),
     debug: options.debug,
     listPageSize: options.listPageSize,
     listRanges: options.listRanges,
     workers: options.workers,
+  };
+}
+
+/** Progress that also tells the worker pool how much work the run has (WorkerPool.worthUsing). */
+function workCounted(progress: ProgressListener, workers: WorkerPool | undefined): ProgressListener {
+  if (!workers) return progress;
+  return {
+    addTotal: (bytes) => {
+      workers.noteWork(bytes);
+      progress.addTotal(bytes);
+    },
+    addDone: (bytes) => progress.addDone(bytes),
   };
 }
 

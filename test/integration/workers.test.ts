@@ -93,8 +93,8 @@ describe("worker threads (integration, real radosgw)", function () {
     });
   }
 
-  it("--workers 0 keeps everything on the main thread; a one-part object starts no worker; $S3X_WORKERS is read", async function () {
-    this.timeout(60_000);
+  it("--workers 0 keeps everything on the main thread; a one-part object starts no worker; $S3X_WORKERS is read; by default only a run of 256 MiB or more starts workers", async function () {
+    this.timeout(180_000);
     const none = await run(["cp", `s3://${bucket}/big.bin`, join(dir, "none.bin"), "--workers", "0", "--part-size", PART, "--debug"]);
     assert.equal(none.code, 0, none.stderr);
     assert.equal(workersStarted(none), 0);
@@ -114,6 +114,20 @@ describe("worker threads (integration, real radosgw)", function () {
     assert.equal(few.code, 0, few.stderr);
     assert.ok(workersStarted(few) >= 1 && workersStarted(few) <= 2, few.stderr);
     assert.equal(await fileHash(join(dir, "few.bin")), hash);
+
+    // By default, workers carry only runs with work enough to pay for starting one (256 MiB): not this 48 MiB object…
+    const { S3X_WORKERS: _unset, ...noWorkersVariable } = s3.env;
+    const small = await runS3x(["cp", `s3://${bucket}/big.bin`, join(dir, "default.bin"), "--part-size", PART, "--debug"], { env: noWorkersVariable });
+    assert.equal(small.code, 0, small.stderr);
+    assert.equal(workersStarted(small), 0, small.stderr);
+    // …but a 300 MiB one.
+    const large = randomBytes(300 * MiB);
+    await putTestObject(s3, bucket, "large.bin", large);
+    const big = await runS3x(["cp", `s3://${bucket}/large.bin`, join(dir, "large.bin"), "--debug"], { env: noWorkersVariable });
+    assert.equal(big.code, 0, big.stderr);
+    assert.ok(workersStarted(big) >= 1, big.stderr);
+    assert.equal(await fileHash(join(dir, "large.bin")), sha256(large));
+    await rm(join(dir, "large.bin"));
 
     const bad = await run(["cp", `s3://${bucket}/big.bin`, join(dir, "bad.bin"), "--workers", "-1"]);
     assert.equal(bad.code, 2);

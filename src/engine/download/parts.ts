@@ -8,6 +8,7 @@ import { fetchRange } from "./range-fetch.js";
 import type { Run } from "./run.js";
 import { recordDigest } from "./verification.js";
 import { fetchInWorker, fetchRangeInWorker, workerTarget } from "./worker-ranges.js";
+import { usableWorkers } from "../workers/pool.js";
 
 /**
  * Emits a download's part requests: each range gets a request slot and a
@@ -47,7 +48,7 @@ export async function fetchRanges(run: Run, ranges: readonly ByteRange[], firstI
     const end = range.offset + range.length - 1;
     const data = buffer.subarray(0, range.length);
     // Into a part buffer the worker threads share, when there are any (engine/workers).
-    const pool = ctx.workers;
+    const pool = usableWorkers(ctx.workers);
     const fetch = (): Promise<RangeResult> =>
       pool ? fetchRangeInWorker(ctx, pool, ref, range.offset, end, etag || undefined, buffer, signal) : fetchRange(ctx, ref, range.offset, end, etag || undefined, buffer, signal);
     const land = (): Promise<void> => recordDigest(run, range.offset, data).then(() => sink.write(index, range.offset, data));

@@ -5,7 +5,7 @@ import { s3Url } from "../object-url.js";
 import { withRetries } from "../retry.js";
 import type { DownloadSink } from "../sinks/download-sink.js";
 import type { ObjectRef, RangeResult } from "../../s3/operations.js";
-import { sharedBytes, WORKER_TASK_BYTES, type WorkerPool } from "../workers/pool.js";
+import { sharedBytes, usableWorkers, WORKER_TASK_BYTES, type WorkerPool } from "../workers/pool.js";
 import type { DigestPiece, DigestPlan, TaskResult } from "../workers/protocol.js";
 import { HEDGE_MIN_BYTES, rangeHedge, type HedgeHook } from "../hedge.js";
 import type { Run } from "./run.js";
@@ -35,7 +35,7 @@ export interface WorkerTarget {
 
 /** The worker target for this download, or undefined when its ranges stay on this thread. */
 export async function workerTarget(ctx: TransferContext, run: Run, sink: DownloadSink): Promise<WorkerTarget | undefined> {
-  const pool = ctx.workers;
+  const pool = usableWorkers(ctx.workers);
   const fd = sink.positionalFd?.();
   if (!pool || fd === undefined || !sink.landed) return undefined;
   const verifier = await run.verifier;

@@ -1,7 +1,7 @@
 import { uploadPart, type ChecksumValue, type ObjectRef } from "../../s3/operations.js";
 import type { AttemptRouting } from "../../net/routing.js";
 import type { TransferContext } from "../context.js";
-import { sharedBytes } from "./pool.js";
+import { sharedBytes, usableWorkers } from "./pool.js";
 
 /** One UploadPart attempt's call: as s3/object-write's uploadPart takes it. */
 export interface PartCall {
@@ -18,9 +18,10 @@ export interface PartCall {
  * writes then cost the main thread nothing), else here.
  */
 export async function sendPartAttempt(ctx: TransferContext, dest: ObjectRef, uploadId: string, partNumber: number, body: Buffer, call: PartCall): Promise<string> {
-  const shared = ctx.workers && sharedBytes(body);
-  if (!ctx.workers || !shared) return uploadPart(ctx.s3, dest, uploadId, partNumber, body, call);
-  const result = await ctx.workers.run({
+  const pool = usableWorkers(ctx.workers);
+  const shared = pool && sharedBytes(body);
+  if (!pool || !shared) return uploadPart(ctx.s3, dest, uploadId, partNumber, body, call);
+  const result = await pool.run({
     work: { type: "upload-part", ref: dest, uploadId, partNumber, body: shared, checksum: call.checksum, checksumChecked: call.checksumChecked },
     avoid: call.routing.avoid,
     signal: call.routing.signal ?? call.signal,
