@@ -100,7 +100,7 @@ describe("the bundled CLI (bin/s3x.js + dist/s3x.cjs, installed without dist/src
     assert.equal(down.code, 0, down.stderr);
     assert.equal(await fileHash(target), hash);
     // The ranges went through the bundled worker code (dist/s3x-worker.cjs).
-    assert.match(down.stderr, /debug: worker thread 1 started/);
+    assert.match(down.stderr, /debug: worker thread 0 started/);
     assert.doesNotMatch(down.stderr, /exited with code/);
     // An install that lacks the worker's code still downloads, on one thread.
     const workerCode = join(dir, "install", "dist", "s3x-worker.cjs");
