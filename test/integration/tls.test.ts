@@ -9,9 +9,8 @@ const MiB = 1024 * 1024;
 
 /**
  * An https endpoint: the real server behind a TLS front with a self-signed
- * certificate. Requests over TLS take undici's path (net/pools), not s3x's
- * own plain-HTTP connections, so these tests also cover that path with a
- * real handshake.
+ * certificate: s3x's own HTTP/1.1 client over TLS with a real handshake,
+ * in the main thread and in the data-plane worker threads.
  */
 describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integration, real radosgw behind a TLS front)", function () {
   let setup: TlsTestSetup;
@@ -60,6 +59,27 @@ describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integrati
     const toStdout = await s3x(["cp", `s3://${bucket}/up.bin`, "-", ...trust]);
     assert.equal(toStdout.code, 0, toStdout.stderr);
     assert.equal(toStdout.stdout.length, 12 * MiB + 3);
+  });
+
+  it("worker threads make their own TLS context: --ca-bundle and --no-verify-ssl carry over to them (upload, download, stream through --workers 2)", async () => {
+    const file = join(dir, "workers.bin");
+    const hash = await randomFile(file, 24 * MiB + 5);
+    for (const trust of [["--ca-bundle", front.certFile], ["--no-verify-ssl"]]) {
+      const flags = ["--part-size", "5MiB", "--multipart-threshold", "5MiB", "--workers", "2", "--concurrency", "2", "--debug", ...trust];
+      const up = await s3x(["cp", file, `s3://${bucket}/workers.bin`, ...flags]);
+      assert.equal(up.code, 0, up.stderr);
+      assert.match(up.stderr, /worker thread 1 started/);
+      assert.equal(await objectHash(s3, bucket, "workers.bin"), hash);
+      const back = join(dir, "workers-back.bin");
+      const down = await s3x(["cp", `s3://${bucket}/workers.bin`, back, ...flags]);
+      assert.equal(down.code, 0, down.stderr);
+      assert.match(down.stderr, /worker thread 1 started/);
+      assert.doesNotMatch(down.stderr, /not trusted|self-signed|[1-9]\d* errors/);
+      assert.equal(await fileHash(back), hash);
+      const stream = await s3x(["cp", `s3://${bucket}/workers.bin`, "-", ...flags]);
+      assert.equal(stream.code, 0, stream.stderr);
+      assert.equal(stream.stdout.length, 24 * MiB + 5);
+    }
   });
 
   it("takes the bundle from $AWS_CA_BUNDLE, as aws-cli does", async () => {
