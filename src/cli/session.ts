@@ -3,7 +3,8 @@ import { connect, type AddressStats, type RequestSettings, type S3Connection } f
 import { createContext, type TransferContext } from "../engine/context.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
 import { RetryPacer } from "../engine/pacer.js";
-import { mergeAddressStats, WORKER_WORTHWHILE_BYTES, WorkerPool, workerScript } from "../engine/workers/pool.js";
+import { mergeAddressStats } from "../engine/workers/address-stats.js";
+import { WORKER_WORTHWHILE_BYTES, WorkerPool, workerScript } from "../engine/workers/pool.js";
 import { InterruptError } from "./errors.js";
 import { StdoutLines } from "./output.js";
 import { ProgressDisplay } from "./progress.js";

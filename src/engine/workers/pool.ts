@@ -178,7 +178,11 @@ export class WorkerPool {
    * `from`'s): every other worker's pools follow, so no thread keeps sending
    * to an address another found dead.
    */
-  addressBad(address: string, problem: string, from?: Slot): void {
+  addressBad(address: string, problem: string): void {
+    this.tellOthers(address, problem, undefined);
+  }
+
+  private tellOthers(address: string, problem: string, from: Slot | undefined): void {
     for (const slot of this.slots) if (slot && slot !== from) this.send(slot, { type: "address-bad", address, problem });
   }
 
@@ -253,7 +257,7 @@ export class WorkerPool {
       return;
     }
     if (message.type === "address-bad") {
-      this.addressBad(message.address, message.problem, slot);
+      this.tellOthers(message.address, message.problem, slot);
       this.options.onAddressBad?.(message.address, message.problem);
       return;
     }
@@ -351,44 +355,13 @@ export function workerScript(): string | undefined {
   return existsSync(script) ? script : undefined;
 }
 
-/**
- * One list of per-address counters from several threads' own pools (the
- * main thread's and each worker's): counts add up; an address is bad if
- * any thread has it on its bad list, up if any reached it.
- */
-export function mergeAddressStats(lists: readonly (readonly AddressStats[])[]): AddressStats[] {
-  const merged = new Map<string, AddressStats>();
-  for (const list of lists) {
-    for (const a of list) {
-      const seen = merged.get(a.address);
-      if (!seen) {
-        merged.set(a.address, { ...a });
-        continue;
-      }
-      seen.requests += a.requests;
-      seen.errors += a.errors;
-      seen.stragglers += a.stragglers;
-      seen.bytesIn += a.bytesIn;
-      seen.bytesOut += a.bytesOut;
-      seen.rateBytesPerSec += a.rateBytesPerSec;
-      seen.inFlight += a.inFlight;
-      seen.hedges += a.hedges;
-      seen.hedgesWon += a.hedgesWon;
-      if (a.state !== "healthy" && seen.state === "healthy") seen.state = a.state;
-      seen.lastProblem ??= a.lastProblem;
-      if (a.reachability === "up" || seen.reachability === "unknown") seen.reachability = a.reachability;
-    }
-  }
-  return [...merged.values()];
+/** The run's worker pool if its transfers should go through it now (WorkerPool.worthUsing), else undefined. */
+export function usableWorkers(pool: WorkerPool | undefined): WorkerPool | undefined {
+  return pool?.worthUsing() ? pool : undefined;
 }
 
 /** The window of a part buffer a worker can see, or undefined when it is not in shared memory (engine/memory.ts). */
 export function sharedBytes(buffer: Buffer): SharedBytes | undefined {
   if (!(buffer.buffer instanceof SharedArrayBuffer)) return undefined;
   return { memory: buffer.buffer, offset: buffer.byteOffset, length: buffer.length };
-}
-
-/** The run's worker pool if its transfers should go through it now (WorkerPool.worthUsing), else undefined. */
-export function usableWorkers(pool: WorkerPool | undefined): WorkerPool | undefined {
-  return pool?.worthUsing() ? pool : undefined;
 }

@@ -6,10 +6,10 @@ import { getRange, uploadPart, type ChecksumValue } from "../../s3/operations.js
 import type { SigningCredentials } from "../../s3/sigv4.js";
 import type { AttemptRouting } from "../../net/routing.js";
 import { HEDGE_CHECK_MS } from "../hedge.js";
-import { digestOf } from "../integrity/checksums.js";
+import { digestPieces } from "./digest-pieces.js";
 import { RangeSlices, SLICE_BYTES } from "../range-slices.js";
 import { writeCallLength } from "../sinks/write-calls.js";
-import type { DigestPiece, DigestPlan, FromWorker, PartUpload, RangeToFile, RangeToMemory, SharedBytes, TaskMessage, TaskResult, ToWorker, WorkerSetup } from "./protocol.js";
+import type { DigestPiece, FromWorker, PartUpload, RangeToFile, RangeToMemory, SharedBytes, TaskMessage, TaskResult, ToWorker, WorkerSetup } from "./protocol.js";
 
 /**
  * A data-plane worker thread (engine/workers/pool.ts starts them). It owns
@@ -215,19 +215,6 @@ function writeAt(fd: number, data: Uint8Array, position: number): void {
   for (let done = 0; done < data.length; ) {
     done += writeSync(fd, data, done, writeCallLength(data.length - done), position + done);
   }
-}
-
-/** The digests of `data` (at object offset `offset`), cut at the plan's piece boundaries. */
-async function digestPieces(plan: DigestPlan, offset: number, data: Buffer): Promise<DigestPiece[]> {
-  const pieces: DigestPiece[] = [];
-  const end = offset + data.length;
-  for (let at = offset; at < end; ) {
-    const boundary = plan.pieceBoundary ? (Math.floor(at / plan.pieceBoundary) + 1) * plan.pieceBoundary : end;
-    const pieceEnd = Math.min(end, boundary);
-    pieces.push({ offset: at, length: pieceEnd - at, digest: await digestOf(plan.algorithm, data.subarray(at - offset, pieceEnd - offset)) });
-    at = pieceEnd;
-  }
-  return pieces;
 }
 
 /** Counts bytes moved, for the test hook that makes a worker die mid-transfer. */

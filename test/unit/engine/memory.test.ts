@@ -124,4 +124,44 @@ describe("engine/memory", () => {
     assert.ok(!smalls.some((buf) => buf.buffer === again.buffer), "the small blocks were let go to make room");
     budget.release(again);
   });
+
+  it("reserves bytes held in another thread in the same queue as buffers; tryReserve never waits", async () => {
+    const budget = new MemoryBudget(4 * M);
+    await budget.reserve(2 * M);
+    const buffer = await budget.acquire(2 * M);
+    assert.equal(budget.used, 4 * M);
+    assert.equal(budget.tryReserve(M), false, "full: no optional reservation");
+    const order: string[] = [];
+    const reserved = budget.reserve(2 * M).then(() => order.push("reserve"));
+    const acquired = budget.acquire(M).then((b) => (order.push("acquire"), b));
+    budget.unreserve(2 * M);
+    await reserved;
+    budget.release(buffer);
+    budget.release(await acquired);
+    assert.deepEqual(order, ["reserve", "acquire"], "served in order, whatever the kind");
+    budget.unreserve(2 * M);
+    assert.equal(budget.used, 0);
+    assert.equal(budget.tryReserve(M), true);
+    budget.unreserve(M);
+    const controller = new AbortController();
+    await budget.reserve(4 * M);
+    const waiting = budget.reserve(M, controller.signal);
+    controller.abort(new Error("stop"));
+    await assert.rejects(waiting, /stop/);
+    budget.unreserve(4 * M);
+    assert.equal(budget.used, 0);
+  });
+
+  it("with workers, hands out buffers in shared memory (SharedArrayBuffer) that it reuses", async () => {
+    const budget = new MemoryBudget(4 * M, true);
+    const a = await budget.acquire(M);
+    assert.ok(a.buffer instanceof SharedArrayBuffer);
+    budget.release(a);
+    const b = await budget.acquire(M);
+    assert.equal(b.buffer, a.buffer, "the released block is reused");
+    const small = await budget.acquire(100);
+    assert.ok(small.buffer instanceof SharedArrayBuffer);
+    budget.release(b);
+    budget.release(small);
+  });
 });
