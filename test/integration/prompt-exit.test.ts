@@ -129,6 +129,13 @@ describe("s3x exits as soon as it has decided (integration, real radosgw)", func
       });
     }
 
+    it("the same through 2 worker threads (32 parts, --workers 2): their requests are cancelled too, exit 141 within 2 s", async () => {
+      const exit = await catUntilReaderCloses([`s3://${bucket}/parts/32.bin`, "--part-size", "1MiB", "--workers", "2"], 1_000_000);
+      assertPromptExit(exit, "32 parts, 2 workers");
+      assert.equal(exit.code, 141, exit.stderr);
+      assert.equal(exit.stderr, "", "a reader going away is no error to report");
+    });
+
     it("cat of a prefix into a reader that closes after 1,000,000 bytes: exit 141 within 2 s", async () => {
       const exit = await catUntilReaderCloses([`s3://${bucket}/shards/`, ...SHARD_PARTS], 1_000_000);
       assertPromptExit(exit, "prefix");
