@@ -4,6 +4,8 @@ import { ObjectLargerThanBufferError, type ObjectRef, type RangeResult } from ".
 import { ObjectScope, queued, type TransferContext } from "./context.js";
 import { fetchRanges, landFirst } from "./download/parts.js";
 import { fetchRange, headWithRetries } from "./download/range-fetch.js";
+import { fetchRangeInWorker } from "./download/worker-ranges.js";
+import { sharedBytes, usableWorkers } from "./workers/pool.js";
 import { previousDownload, resumeDownload } from "./download/resume.js";
 import type { DownloadOptions, DownloadResult, Run } from "./download/run.js";
 import { ChecksumMismatchError, etagMd5, verifierFor, verify } from "./download/verification.js";
@@ -15,6 +17,9 @@ import { s3Url } from "./object-url.js";
 
 export type { DownloadOptions, DownloadResult } from "./download/run.js";
 export { ChecksumMismatchError } from "./download/verification.js";
+
+/** ObjectLargerThanBufferError's code, as it comes back from a worker thread (RelayedFailure). */
+const OBJECT_GREW = new ObjectLargerThanBufferError(0).code;
 
 /**
  * One object download (a "meta request" in aws-c-s3's terms): the first
@@ -103,13 +108,22 @@ async function freshDownload(run: Run, partSize: number, sizeHint: number | unde
   const firstBuffer = await ctx.memory.acquire(firstSize, signal);
   let first: RangeResult;
   try {
-    first = await queued(ctx, signal, () => fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal, whole));
+    // In a worker only when the user asked for workers (WorkerPool.carriesWholeObjects), for an object of a
+    // listed set (all of a small one's requests) or once workers run: a lone object of unknown size (`cat`,
+    // a `cp`) starts none for its first request.
+    const workers = ctx.workers?.carriesWholeObjects ? ctx.workers : undefined;
+    const pool = sizeHint !== undefined || workers?.running ? usableWorkers(workers) : undefined;
+    const fetchFirst = (): Promise<RangeResult> =>
+      pool && sharedBytes(firstBuffer)
+        ? fetchRangeInWorker(ctx, pool, ref, 0, firstSize - 1, undefined, firstBuffer, signal, whole)
+        : fetchRange(ctx, ref, 0, firstSize - 1, undefined, firstBuffer, signal, whole);
+    first = await queued(ctx, signal, fetchFirst);
   } catch (err) {
     ctx.memory.release(firstBuffer);
     // A range on an empty object is unsatisfiable (416): confirm with HEAD.
     if (err instanceof RequestError && err.failure.status === 416) return await downloadEmpty(ctx, ref, sink, signal);
     // It grew since it was listed: start over as for an object of unknown size.
-    if (err instanceof RequestError && err.cause instanceof ObjectLargerThanBufferError) {
+    if (err instanceof RequestError && (err.cause instanceof ObjectLargerThanBufferError || err.failure.code === OBJECT_GREW)) {
       return await freshDownload(run, partSize, undefined, options);
     }
     throw err;

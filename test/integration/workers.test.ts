@@ -135,6 +135,23 @@ describe("worker threads (integration, real radosgw)", function () {
     assert.equal(bad.stderr.trim().split("\n").length, 1, bad.stderr);
   });
 
+  it("small objects: a recursive download through --workers 2 (each object's one GET in a worker) is byte-exact, empty and 1-byte objects included", async function () {
+    this.timeout(120_000);
+    const sizes = [0, 1, 1000, 64 * 1024, 300 * 1024, 5 * MiB + 1];
+    const bodies = new Map<string, Buffer>();
+    for (let i = 0; i < 24; i++) {
+      const body = randomBytes(sizes[i % sizes.length]!);
+      bodies.set(`small/s${i}.bin`, body);
+      await putTestObject(s3, bucket, `small/s${i}.bin`, body);
+    }
+    const out = join(dir, "small");
+    const res = await run(["cp", `s3://${bucket}/small/`, out, "--recursive", "--workers", "2", "--debug", "--json"]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(workersStarted(res) >= 1, `one-request objects go through the workers too: ${res.stderr}`);
+    for (const [key, body] of bodies) assert.equal(await fileHash(join(out, key.slice("small/".length))), sha256(body), key);
+    assert.deepEqual((await readdir(out)).sort(), [...bodies.keys()].map((k) => k.slice("small/".length)).sort(), "no working file left");
+  });
+
   for (const workers of [1, 2]) {
     it(`a worker killed mid-transfer (--workers ${workers}): its requests are retried, every result is byte-exact`, async function () {
       this.timeout(120_000);

@@ -89,7 +89,17 @@ export async function fetchInWorker(run: Run, target: WorkerTarget, range: ByteR
  * worker, retrying as fetchRange does: a retry asks only for the bytes the
  * earlier attempts did not deliver.
  */
-export function fetchRangeInWorker(ctx: TransferContext, pool: WorkerPool, ref: ObjectRef, start: number, end: number, ifMatch: string | undefined, buffer: Buffer, signal: AbortSignal): Promise<RangeResult> {
+export function fetchRangeInWorker(
+  ctx: TransferContext,
+  pool: WorkerPool,
+  ref: ObjectRef,
+  start: number,
+  end: number,
+  ifMatch: string | undefined,
+  buffer: Buffer,
+  signal: AbortSignal,
+  whole = false,
+): Promise<RangeResult> {
   const length = end - start + 1;
   let received = 0;
   let etag = ifMatch;
@@ -103,7 +113,7 @@ export function fetchRangeInWorker(ctx: TransferContext, pool: WorkerPool, ref: 
       const target = sharedBytes(buffer.subarray(received, length));
       if (!target) throw new Error("a worker thread can fill only a part buffer in shared memory");
       const result = await pool.run({
-        work: { type: "range-to-memory", ref, start: start + received, end, ifMatch: etag, target },
+        work: { type: "range-to-memory", ref, start: start + received, end, ifMatch: etag, target, whole },
         avoid: routing.avoid,
         signal: routing.signal ?? signal,
         hedgeRouting: routing,
@@ -114,7 +124,8 @@ export function fetchRangeInWorker(ctx: TransferContext, pool: WorkerPool, ref: 
         },
       });
       etag ??= result.etag || undefined;
-      return { bytes: received, objectSize: result.objectSize ?? 0, etag: result.etag, ranged: true };
+      const { objectSize = 0, lastModified, ranged = true, checksum, checksumType } = result;
+      return { bytes: received, objectSize, etag: result.etag, lastModified, ranged, checksum, checksumType };
     },
     retryHooks(ctx, signal),
     // At the tail a straggling range may get a duplicate in a worker, into a shared scratch buffer (engine/hedge.ts).

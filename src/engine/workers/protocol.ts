@@ -1,4 +1,4 @@
-import type { ChecksumAlgorithm, ChecksumValue, ObjectRef } from "../../s3/operations.js";
+import type { ChecksumAlgorithm, ChecksumType, ChecksumValue, ObjectRef } from "../../s3/operations.js";
 import type { S3Settings } from "../../s3/client.js";
 import type { RequestFailure } from "../../s3/errors.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
@@ -63,6 +63,8 @@ export interface RangeToMemory {
   end: number;
   ifMatch?: string;
   target: SharedBytes;
+  /** Ask for the whole object, without a Range header, when `start` is 0 (s3/object-read RangeRequest.whole). */
+  whole?: boolean;
 }
 
 /** UploadPart `partNumber` of `uploadId` with the bytes in `body`. */
@@ -138,8 +140,12 @@ export interface Landed {
 /** What a task's request answered. */
 export interface TaskResult {
   etag: string;
-  /** Ranges: the object's size. */
+  /** Ranges: the object's size, its time, whether the answer was ranged, the stored checksum it carried. */
   objectSize?: number;
+  lastModified?: Date;
+  ranged?: boolean;
+  checksum?: ChecksumValue;
+  checksumType?: ChecksumType;
   /** Uploads: the checksum the server echoed, when it answered (`value` undefined: it echoed none). */
   echoed?: { value?: ChecksumValue };
 }

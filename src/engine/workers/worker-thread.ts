@@ -184,11 +184,13 @@ async function rangeToMemory(id: number, work: RangeToMemory, routing: AttemptRo
       ifMatch: work.ifMatch,
       target: view(work.target),
       offset: 0,
+      whole: work.whole,
       signal,
       routing,
       onBytes: (n) => tell.add(n),
     });
-    return { etag: result.etag, objectSize: result.objectSize };
+    const { etag, objectSize, lastModified, ranged, checksum, checksumType } = result;
+    return { etag, objectSize, lastModified, ranged, checksum, checksumType };
   } finally {
     tell.flush(); // every byte in the buffer is told before the end, whatever the outcome: a retry continues after them
   }
