@@ -139,6 +139,23 @@ describe("integrity: checksums (integration, radosgw behind FakeChecksumStore)",
       assert.equal(await fileHash(out), sha256(data));
     });
 
+    it("through 2 worker threads: checked from the CRC pieces the workers took; a byte corrupted once is caught and the object fetched again", async () => {
+      const out = join(dir, "v-workers.bin");
+      const workers = ["--part-size", "4MiB", "--workers", "2", "--concurrency", "2", "--json", "--debug"];
+      const ok = await runS3x(viaFake(["cp", `s3://${bucket}/${key}`, out, ...workers]), { env });
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(ok.stderr, /worker thread 1 started/);
+      assert.equal(stats(ok).verifiedObjects, 1);
+      assert.equal(await fileHash(out), sha256(data));
+      const before = fake.corruptionsApplied;
+      fake.corrupt({ bucket, key, offset: 17 * MiB + 3, times: 1 });
+      const res = await runS3x(viaFake(["cp", `s3://${bucket}/${key}`, out, ...workers]), { env });
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(fake.corruptionsApplied, before + 1);
+      assert.match(res.stderr, /checksum mismatch: the CRC32C of the downloaded bytes is \S+, S3 stored \S+; fetching it once more/);
+      assert.equal(await fileHash(out), sha256(data));
+    });
+
     it("corruption that repeats fails the object clearly and leaves no file, after one retry only", async () => {
       const out = join(dir, "v3");
       await mkdir(out);
