@@ -19,7 +19,7 @@ import { PartReceipts } from "./part-receipts.js";
 import { withRetries } from "./retry.js";
 import { repeatHedge } from "./hedge.js";
 import { TaskGroup } from "./task-group.js";
-import { sendPartAttempt } from "./workers/part-upload.js";
+import { sendPartAttempt } from "./workers/write-attempts.js";
 import { s3Url } from "./object-url.js";
 
 /** What a multipart upload gives the object and how it treats failure. */

@@ -3,7 +3,7 @@ import type { Stats } from "node:fs";
 import { open, stat as statPath, type FileHandle } from "node:fs/promises";
 import { resolve } from "node:path";
 import { partAt, planParts, streamPartSize, type PartPlan, uploadPartSize, DEFAULT_PART_SIZE, MAX_PARTS } from "../plan/parts.js";
-import { putObject, type ChecksumValue, type CompletedPart, type ObjectRef } from "../s3/operations.js";
+import type { ChecksumValue, CompletedPart, ObjectRef } from "../s3/operations.js";
 import { acquirePartBuffer, queued, retryHooks, type TransferContext } from "./context.js";
 import { checksumValue, digestOf } from "./integrity/checksums.js";
 import { ChecksumIgnoredError, withChecksumFallback } from "./integrity/checksum-support.js";
@@ -11,6 +11,7 @@ import { findResumePoint, liveRecords } from "./resume/upload-resume.js";
 import { findUploadRecords, type UploadRecord } from "./resume/upload-journal.js";
 import { lockDestination } from "./resume/upload-lock.js";
 import { multipartUpload, type MultipartOptions, type Resumable } from "./multipart-upload.js";
+import { sendPutAttempt } from "./workers/write-attempts.js";
 import { withRetries } from "./retry.js";
 import type { ChunkSource } from "./sources/chunk-source.js";
 import { s3Url } from "./object-url.js";
@@ -108,7 +109,7 @@ async function putWithRetries(ctx: TransferContext, dest: ObjectRef, body: Buffe
       ctx.stats.requests++;
       const toSend = requested || support.status !== "ignored" ? computed : undefined;
       const etag = await withChecksumFallback(support, toSend, requested, (checksum) =>
-        putObject(ctx.s3, dest, body, options.attributes, {
+        sendPutAttempt(ctx, dest, body, options.attributes, {
           signal: ctx.signal,
           routing,
           checksum,

@@ -135,7 +135,7 @@ describe("worker threads (integration, real radosgw)", function () {
     assert.equal(bad.stderr.trim().split("\n").length, 1, bad.stderr);
   });
 
-  it("small objects: a recursive download through --workers 2 (each object's one GET in a worker) is byte-exact, empty and 1-byte objects included", async function () {
+  it("small objects: a recursive download and upload through --workers 2 (each object's one GET or PUT in a worker) are byte-exact, empty and 1-byte objects included", async function () {
     this.timeout(120_000);
     const sizes = [0, 1, 1000, 64 * 1024, 300 * 1024, 5 * MiB + 1];
     const bodies = new Map<string, Buffer>();
@@ -150,6 +150,13 @@ describe("worker threads (integration, real radosgw)", function () {
     assert.ok(workersStarted(res) >= 1, `one-request objects go through the workers too: ${res.stderr}`);
     for (const [key, body] of bodies) assert.equal(await fileHash(join(out, key.slice("small/".length))), sha256(body), key);
     assert.deepEqual((await readdir(out)).sort(), [...bodies.keys()].map((k) => k.slice("small/".length)).sort(), "no working file left");
+
+    // And back up: each small file's one PUT in a worker (the 5 MiB + 1 ones as multipart uploads).
+    const up = await run(["cp", out, `s3://${bucket}/small-up/`, "--recursive", "--workers", "2", "--multipart-threshold", "5MiB", "--part-size", "5MiB", "--debug"]);
+    assert.equal(up.code, 0, up.stderr);
+    assert.ok(workersStarted(up) >= 1, up.stderr);
+    for (const [key, body] of bodies) assert.equal(await objectHash(s3, bucket, `small-up/${key.slice("small/".length)}`), sha256(body), key);
+    assert.equal(await openUploads(s3, bucket), 0);
   });
 
   for (const workers of [1, 2]) {

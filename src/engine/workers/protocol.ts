@@ -1,4 +1,4 @@
-import type { ChecksumAlgorithm, ChecksumType, ChecksumValue, ObjectRef } from "../../s3/operations.js";
+import type { ChecksumAlgorithm, ChecksumType, ChecksumValue, ObjectAttributes, ObjectRef } from "../../s3/operations.js";
 import type { S3Settings } from "../../s3/client.js";
 import type { RequestFailure } from "../../s3/errors.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
@@ -78,7 +78,17 @@ export interface PartUpload {
   checksumChecked: boolean;
 }
 
-export type TaskWork = RangeToFile | RangeToMemory | PartUpload;
+/** PutObject of a small file's whole body, in `body`. */
+export interface ObjectPut {
+  type: "put-object";
+  ref: ObjectRef;
+  body: SharedBytes;
+  attributes: ObjectAttributes;
+  checksum?: ChecksumValue;
+  checksumChecked: boolean;
+}
+
+export type TaskWork = RangeToFile | RangeToMemory | PartUpload | ObjectPut;
 
 /** Main → worker: one attempt of a request. */
 export interface TaskMessage {

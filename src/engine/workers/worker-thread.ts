@@ -2,14 +2,14 @@ import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { connect, type S3Connection, type S3Settings } from "../../s3/client.js";
 import { describeFailure } from "../../s3/errors.js";
-import { getRange, uploadPart, type ChecksumValue } from "../../s3/operations.js";
+import { getRange, putObject, uploadPart, type ChecksumValue } from "../../s3/operations.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
 import type { AttemptRouting } from "../../net/routing.js";
 import { HEDGE_CHECK_MS } from "../hedge.js";
 import { digestPieces } from "./digest-pieces.js";
 import { RangeSlices, SLICE_BYTES } from "../range-slices.js";
 import { writeCallLength } from "../sinks/write-calls.js";
-import type { DigestPiece, FromWorker, PartUpload, RangeToFile, RangeToMemory, SharedBytes, TaskMessage, TaskResult, ToWorker, WorkerSetup } from "./protocol.js";
+import type { DigestPiece, FromWorker, ObjectPut, PartUpload, RangeToFile, RangeToMemory, SharedBytes, TaskMessage, TaskResult, ToWorker, WorkerSetup } from "./protocol.js";
 
 /**
  * A data-plane worker thread (engine/workers/pool.ts starts them). It owns
@@ -111,7 +111,9 @@ async function runTask(task: TaskMessage): Promise<void> {
         ? await rangeToFile(task.id, work, routing, controller.signal)
         : work.type === "range-to-memory"
           ? await rangeToMemory(task.id, work, routing, controller.signal)
-          : await partUpload(work, routing, controller.signal);
+          : work.type === "upload-part"
+            ? await partUpload(work, routing, controller.signal)
+            : await objectPut(work, routing, controller.signal);
     ended = { type: "ended", id: task.id, result };
   } catch (err) {
     const failure = describeFailure(err);
@@ -199,6 +201,19 @@ async function rangeToMemory(id: number, work: RangeToMemory, routing: AttemptRo
 async function partUpload(work: PartUpload, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
   let echoed: { value?: ChecksumValue } | undefined;
   const etag = await uploadPart(connection.s3, work.ref, work.uploadId, work.partNumber, view(work.body), {
+    signal,
+    routing,
+    checksum: work.checksum,
+    checksumChecked: work.checksumChecked,
+    echoed: (value) => (echoed = { value }),
+  });
+  moved(work.body.length);
+  return { etag, echoed };
+}
+
+async function objectPut(work: ObjectPut, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
+  let echoed: { value?: ChecksumValue } | undefined;
+  const etag = await putObject(connection.s3, work.ref, view(work.body), work.attributes, {
     signal,
     routing,
     checksum: work.checksum,
