@@ -172,11 +172,19 @@ export class MemoryBudget {
     return block <= this.limit ? block : size;
   }
 
-  /** The reusable buffer behind a released one (a small one is a view of its block), or undefined if none. */
+  /**
+   * The reusable buffer behind a released one (a smaller one is a view of
+   * its block), or undefined if none. A buffer of 512 KiB–1 MiB is charged a
+   * whole 1 MiB block too: it is the block that goes back to the cache, never
+   * the shorter view, or the next buffer taken from it would be shorter than
+   * asked for (a `cat` of a prefix failed on such objects with "response body
+   * longer than expected").
+   */
   private wholeBlock(buf: Buffer, charged: number): Buffer | undefined {
-    if (charged >= MIN_CACHED_BUFFER) return buf;
-    if (charged === 0 || buf.byteOffset !== 0 || buf.buffer.byteLength !== charged) return undefined;
-    return buf.length === charged ? buf : Buffer.from(buf.buffer, 0, charged);
+    if (charged === 0) return undefined;
+    if (buf.length === charged) return buf;
+    if (buf.byteOffset !== 0 || buf.buffer.byteLength !== charged) return undefined;
+    return Buffer.from(buf.buffer, 0, charged);
   }
 
   private fits(size: number): boolean {

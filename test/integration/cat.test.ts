@@ -86,6 +86,17 @@ describe("cat: a prefix as one stream (integration, real radosgw)", () => {
     assert.equal(summary.requests - summary.retries, 1 + 1 + 4, res.stderr);
   });
 
+  it("objects of 512 KiB to 1 MiB, a smaller one before a larger one, stream whole (a reused buffer block was once handed out short)", async () => {
+    const sizes = [600_000, 1_000_000, 700_000, 1_040_000, 540_000, 990_000, 650_000, 1_048_576, 800_000, 1_020_000];
+    const bodies = sizes.map((size) => randomBytes(size));
+    for (let i = 0; i < bodies.length; i++) await putTestObject(s3, bucket, `mid/o${String(i).padStart(2, "0")}.bin`, bodies[i]!);
+    for (const concurrency of ["1", "4", "25"]) {
+      const res = await s3x(["cat", `s3://${bucket}/mid/`, "--concurrency", concurrency]);
+      assert.equal(res.code, 0, `--concurrency ${concurrency}: ${res.stderr}`);
+      assert.equal(sha256(res.stdout), sha256(Buffer.concat(bodies)), `--concurrency ${concurrency}`);
+    }
+  });
+
   it("--tar: GNU tar lists the keys and sizes and extracts the right bytes", async () => {
     const res = await s3x(["cat", `s3://${bucket}/data/`, "--tar", "--part-size", "1MiB"]);
     assert.equal(res.code, 0, res.stderr);

@@ -164,4 +164,21 @@ describe("engine/memory", () => {
     budget.release(b);
     budget.release(small);
   });
+
+  it("a buffer of 512 KiB–1 MiB goes back whole: the next one taken from its block has the length asked for (a cat of a prefix failed so)", async () => {
+    for (const shared of [false, true]) {
+      const budget = new MemoryBudget(8 * M, shared);
+      const first = await budget.acquire(931_327);
+      assert.equal(first.length, 931_327);
+      budget.release(first);
+      const second = await budget.acquire(1_000_000);
+      assert.equal(second.length, 1_000_000, "as long as asked for");
+      assert.equal(second.buffer, first.buffer, "from the same block");
+      budget.release(second);
+      const whole = await budget.acquire(M);
+      assert.equal(whole.length, M);
+      budget.release(whole);
+      assert.equal(budget.used, 0);
+    }
+  });
 });
