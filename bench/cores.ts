@@ -261,12 +261,12 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
     `- Floor: \`bench/floor/tls-ranged-get.cjs\`, WORKERS=N on N cores, ${floorConnections} connections, no writes (download only; checked by its byte count)`,
     `- rclone: ${rcloneVersion}, on N cores, \`--transfers N --multi-thread-streams N\` (download), \`--s3-upload-concurrency N\` (upload), \`--checkers N\` (small); \`rclone cat\` is one stream whatever N`,
     `- Object: ${size.toLocaleString("en-US")} bytes; small: ${smallCount.toLocaleString("en-US")} × ${smallSize.toLocaleString("en-US")} bytes; ${runs} run(s) per cell, medians; files on ${scratch.startsWith("/dev/shm") ? "tmpfs (/dev/shm)" : tmpdir()}`,
-    `- GB/s = 10⁹ bytes per wall second; client CPU-s per GiB = (user + system) / GiB moved; server CPU-s per run. **server-bound**: the server used ≥ 85 % of its cores over the run.`,
+    `- GB/s = 10⁹ bytes per wall second; client CPU-s per GiB = (user + system) / GiB moved; peak RSS of the client process (GNU time; all its threads); server CPU-s per run. **server-bound**: the server used ≥ 85 % of its cores over the run.`,
     "",
   );
   for (const w of workloads) {
     const bytes = w === "small" ? smallCount * smallSize : size;
-    lines.push(`## ${w}: ${describeWorkload(w)}`, "", "| threads | client | cores | GB/s | client CPU-s/GiB | server CPU-s | wall s (runs) | note |", "|---|---|---|---|---|---|---|---|");
+    lines.push(`## ${w}: ${describeWorkload(w)}`, "", "| threads | client | cores | GB/s | client CPU-s/GiB | peak RSS MiB | server CPU-s | wall s (runs) | note |", "|---|---|---|---|---|---|---|---|---|");
     for (const n of counts) {
       for (const tool of tools) {
         const cell = samples.get(`${w} ${n} ${tool.id}`);
@@ -274,7 +274,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
         const good = cell.filter((c) => c.sample && !c.error).map((c) => c.sample!);
         const errors = cell.filter((c) => c.error).map((c) => c.error);
         if (good.length === 0) {
-          lines.push(`| ${n} | ${tool.id} | ${cell[0]!.cores.join(",")} | — | — | — | — | FAILED: ${errors[0]} |`);
+          lines.push(`| ${n} | ${tool.id} | ${cell[0]!.cores.join(",")} | — | — | — | — | — | FAILED: ${errors[0]} |`);
           continue;
         }
         const wall = median(good.map((s) => s.wall));
@@ -285,6 +285,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
         const rate = bytes / wall / 1e9;
         lines.push(
           `| ${n} | ${tool.id} | ${cell[0]!.cores.join(",")} | ${rate.toFixed(rate < 0.1 ? 3 : 2)} | ${(median(good.map((s) => s.cpu)) / (bytes / GiB)).toFixed(2)} | ` +
+            `${Math.round(median(good.map((s) => s.rssMiB)))} | ` +
             `${ep.serverPids.length ? serverCpu.toFixed(2) : "—"} | ${good.map((s) => s.wall.toFixed(2)).join(", ")} | ${note} |`,
         );
       }
