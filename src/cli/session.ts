@@ -4,7 +4,8 @@ import { createContext, type TransferContext } from "../engine/context.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../engine/retry.js";
 import { RetryPacer } from "../engine/pacer.js";
 import { mergeAddressStats } from "../engine/workers/address-stats.js";
-import { WorkerPool, workerScript } from "../engine/workers/pool.js";
+import { WorkerPool } from "../engine/workers/pool.js";
+import { workerScript } from "../engine/workers/worker-start.js";
 import { InterruptError } from "./errors.js";
 import { StdoutLines } from "./output.js";
 import { ProgressDisplay } from "./progress.js";
@@ -89,7 +90,7 @@ export class Session {
     // An install without the worker's code (dist/s3x-worker.cjs) still works, on one thread.
     if (options.workers > 0 && !script) debug?.("no worker thread code beside the program: everything runs on the main thread");
     this.workers = script
-      ? new WorkerPool({ size: options.workers, tasksPerWorker: Math.ceil(concurrency / options.workers), asked: options.workersAsked, settings, credentials: () => s3.signingCredentials(), bucketKnowledge: (bucket) => s3.regions.knowledgeOf(bucket), debug, onAddressBad: (address, problem) => void this.connection.markAddressBad(address, problem), exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) }, script)
+      ? new WorkerPool({ size: options.workers, tasksPerWorker: Math.ceil(concurrency / options.workers), asked: options.workersAsked, settings, credentials: () => s3.signingCredentials(), bucketKnowledge: (bucket) => s3.regions.knowledgeOf(bucket), learnBucket: (bucket, known) => s3.regions.adopt(bucket, known), debug, onAddressBad: (address, problem) => void this.connection.markAddressBad(address, problem), exitHook: workerExitHook(process.env.S3X_TEST_WORKER_EXIT_AFTER_BYTES) }, script)
       : undefined;
     this.context = createContext({ s3, concurrency, maxMemory, retry, signal: this.controller.signal, progress: this.progress, listPageSize, listRanges, debug, workers: this.workers,
       notify: (message) => {

@@ -1,6 +1,3 @@
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Worker } from "node:worker_threads";
 import type { AddressStats } from "../../net/pools.js";
 import type { AttemptRouting } from "../../net/routing.js";
@@ -8,6 +5,7 @@ import type { S3Settings } from "../../s3/client.js";
 import { RelayedFailure, type RequestFailure } from "../../s3/errors.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
 import { SLICE_BYTES } from "../range-slices.js";
+import { portableSettings } from "./worker-start.js";
 import type { DigestPiece, FromWorker, SharedBytes, TaskResult, TaskWork, ToWorker, WorkerSetup } from "./protocol.js";
 
 /**
@@ -40,6 +38,9 @@ export const WORKER_TASK_BYTES = 2 * SLICE_BYTES;
  */
 export const WORKER_WORTHWHILE_BYTES = 256 * 1024 * 1024;
 
+/** How long an address another thread found bad is passed on to a worker that starts later (the bad list's cooldowns are seconds). */
+const RECENTLY_BAD_MS = 60_000;
+
 export interface WorkerPoolOptions {
   /** Worker threads to run at most (at least 1). */
   size: number;
@@ -55,6 +56,8 @@ export interface WorkerPoolOptions {
   credentials: () => Promise<SigningCredentials | undefined>;
   /** What the main thread's requester knows of a bucket (its region from a redirect), handed to the workers with each task. */
   bucketKnowledge: (bucket: string) => { settled: boolean; region?: string };
+  /** What a worker's requester learnt of a bucket (an answer, a region from a redirect): the main thread's takes it too. */
+  learnBucket: (bucket: string, known: { settled: boolean; region?: string }) => void;
   debug?: (line: string) => void;
   /** A worker's pools found an address bad: the main thread's pools follow (the pool tells the other workers itself). */
   onAddressBad?: (address: string, problem: string) => void;
@@ -110,6 +113,10 @@ export class WorkerPool {
   private deaths = 0;
   private closing = false;
   private plannedBytes = 0;
+  /** Buckets whose first attempt is out, not answered yet (run). */
+  private readonly firstForBucket = new Map<string, Promise<void>>();
+  /** Addresses put on a bad list lately, by when: a worker started later learns them (start). */
+  private readonly recentlyBad = new Map<string, { problem: string; at: number }>();
 
   /** `script`: the worker's code (workerScript()). */
   constructor(
@@ -161,6 +168,26 @@ export class WorkerPool {
    * file or buffer, so they can be closed or reused as soon as it settles.
    */
   async run(attempt: WorkerAttempt): Promise<TaskResult> {
+    const bucket = attempt.work.ref.bucket;
+    if (this.options.bucketKnowledge(bucket).settled) return this.runNow(attempt);
+    // No answer for this bucket yet (its region may be another): one attempt goes first, across
+    // threads as within one (s3/region-redirects BucketRegions.inTurn), so a redirect is met once.
+    const first = this.firstForBucket.get(bucket);
+    if (first) {
+      await first;
+      return this.runNow(attempt);
+    }
+    const answered = this.runNow(attempt);
+    const settled = answered.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.firstForBucket.set(bucket, settled);
+    void settled.then(() => this.firstForBucket.delete(bucket));
+    return answered;
+  }
+
+  private async runNow(attempt: WorkerAttempt): Promise<TaskResult> {
     const { signal } = attempt;
     signal.throwIfAborted();
     if (this.closing) throw new Error("the worker threads are shut down");
@@ -199,6 +226,7 @@ export class WorkerPool {
   }
 
   private tellOthers(address: string, problem: string, from: Slot | undefined): void {
+    this.recentlyBad.set(address, { problem, at: Date.now() });
     for (const slot of this.slots) if (slot && slot !== from) this.send(slot, { type: "address-bad", address, problem });
   }
 
@@ -263,6 +291,10 @@ export class WorkerPool {
     worker.on("message", (message: FromWorker) => this.receive(slot, message));
     worker.on("error", (err) => (slot.error = err));
     worker.on("exit", (code) => this.exited(slot, code));
+    // What the other threads found bad lately, this one avoids from its first request.
+    for (const [address, { problem, at }] of this.recentlyBad) {
+      if (Date.now() - at < RECENTLY_BAD_MS) this.send(slot, { type: "address-bad", address, problem });
+    }
     this.options.debug?.(`worker thread ${index} started`);
     return slot;
   }
@@ -294,6 +326,7 @@ export class WorkerPool {
       return;
     }
     pending.release();
+    if (message.bucket) this.options.learnBucket(message.bucket.name, message.bucket.known);
     if (message.result) pending.resolve(message.result);
     else pending.reject(new RelayedFailure(message.failure ?? { network: false, message: "the worker thread gave no reason" }));
   }
@@ -353,22 +386,6 @@ export class WorkerPool {
 function keepAliveWhileAsked(slot: Slot): void {
   if (slot.pending.size > 0 || slot.statsWaiters.size > 0) slot.worker.ref();
   else slot.worker.unref();
-}
-
-/** The settings without what cannot cross threads: the debug callback and the parsed TLS context (workers make theirs from the PEM text). */
-function portableSettings(settings: S3Settings): S3Settings {
-  const { debug: _debug, onAddressBad: _onAddressBad, tls, ...net } = settings.net;
-  return { ...settings, net: { ...net, tls: tls && { verify: tls.verify, ca: tls.ca } } };
-}
-
-/**
- * The worker's script: beside the bundle (dist/s3x-worker.cjs, scripts/bundle.mjs)
- * when s3x runs bundled, else the compiled module beside this one.
- */
-export function workerScript(): string | undefined {
-  const here = fileURLToPath(import.meta.url);
-  const script = here.endsWith(".cjs") ? join(dirname(here), "s3x-worker.cjs") : join(dirname(here), "worker-thread.js");
-  return existsSync(script) ? script : undefined;
 }
 
 /** The run's worker pool if its transfers should go through it now (WorkerPool.worthUsing), else undefined. */

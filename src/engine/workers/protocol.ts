@@ -167,6 +167,8 @@ export interface TaskEnded {
   result?: TaskResult;
   /** The request's failure as the retry loop judges it, with the address it went to. */
   failure?: RequestFailure;
+  /** What the worker's requester now knows of the task's bucket (BucketRegions.knowledgeOf). */
+  bucket?: { name: string; known: { settled: boolean; region?: string } };
 }
 
 /** Worker → main: the answer to a StatsRequest. */

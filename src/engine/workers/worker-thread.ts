@@ -122,7 +122,8 @@ async function runTask(task: TaskMessage): Promise<void> {
   }
   running.delete(task.id);
   watched.delete(task.id);
-  post(ended);
+  const bucket = task.work.ref.bucket;
+  post({ ...ended, bucket: { name: bucket, known: connection.s3.regions.knowledgeOf(bucket) } });
 }
 
 /** Tells the main thread what landed for task `id`, in steps of TELL_STEP; `flush` tells the rest. */
