@@ -17,25 +17,26 @@ const outfile = join(root, "dist", "s3x.cjs");
 /** The AWS SDK's credential chain, a bundle of its own beside the main one (see below). */
 const credentialsFile = join(root, "dist", "s3x-credentials.cjs");
 
-await build({
-  entryPoints: [join(root, "dist", "src", "cli", "main.js")],
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  mainFields: ["module", "main"],
-  logLevel: "warning",
-  outfile,
-  // Less text to read, hash and keep in memory at every start; names stay
-  // as written, so stack traces still name functions.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: "none",
-  // A native addon (CRC32C): loaded from node_modules at run time, never bundled.
-  external: ["@node-rs/crc32"],
-  // Some dependencies (yargs-parser) ask import.meta.url for a createRequire base.
+/**
+ * What every bundle here is: CommonJS for Node 20, with less text to read,
+ * hash and keep in memory at every start (names stay as written, so stack
+ * traces still name functions).
+ */
+const NODE_BUNDLE = { bundle: true, platform: "node", format: "cjs", target: "node20", logLevel: "warning", minifyWhitespace: true, minifySyntax: true, legalComments: "none" };
+// Some dependencies (yargs-parser), and s3x's own modules, ask import.meta.url for a createRequire base or a path.
+const IMPORT_META_URL = {
   define: { "import.meta.url": "__s3xImportMetaUrl" },
   banner: { js: "var __s3xImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+};
+
+await build({
+  ...NODE_BUNDLE,
+  ...IMPORT_META_URL,
+  entryPoints: [join(root, "dist", "src", "cli", "main.js")],
+  mainFields: ["module", "main"],
+  outfile,
+  // A native addon (CRC32C): loaded from node_modules at run time, never bundled.
+  external: ["@node-rs/crc32"],
   plugins: [
     {
       // The SDK's credential chain (SSO, STS, IMDS, credential_process… with
@@ -93,37 +94,22 @@ await build({
   ],
 });
 await build({
+  ...NODE_BUNDLE,
   entryPoints: [join(root, "node_modules", "@aws-sdk", "credential-provider-node", "dist-cjs", "index.js")],
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  logLevel: "warning",
   outfile: credentialsFile,
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: "none",
 });
 
 // The data-plane worker thread (src/engine/workers/worker-thread.ts): a bundle of its
 // own, loaded only when a run starts worker threads (engine/workers/pool.ts finds it
 // beside dist/s3x.cjs).
 await build({
+  ...NODE_BUNDLE,
+  ...IMPORT_META_URL,
   entryPoints: [join(root, "dist", "src", "engine", "workers", "worker-thread.js")],
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
   mainFields: ["module", "main"],
-  logLevel: "warning",
   outfile: join(root, "dist", "s3x-worker.cjs"),
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: "none",
   // A worker never runs the credential chain (the main thread hands it credentials): left out.
   external: ["@node-rs/crc32", "@aws-sdk/credential-provider-node", "@aws-sdk/credential-provider-env"],
-  define: { "import.meta.url": "__s3xImportMetaUrl" },
-  banner: { js: "var __s3xImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 
 // The bundle of earlier builds (ES module) must not shadow the new one.

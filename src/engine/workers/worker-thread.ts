@@ -111,9 +111,7 @@ async function runTask(task: TaskMessage): Promise<void> {
         ? await rangeToFile(task.id, work, routing, controller.signal)
         : work.type === "range-to-memory"
           ? await rangeToMemory(task.id, work, routing, controller.signal)
-          : work.type === "upload-part"
-            ? await partUpload(work, routing, controller.signal)
-            : await objectPut(work, routing, controller.signal);
+          : await upload(work, routing, controller.signal);
     ended = { type: "ended", id: task.id, result };
   } catch (err) {
     const failure = describeFailure(err);
@@ -199,28 +197,15 @@ async function rangeToMemory(id: number, work: RangeToMemory, routing: AttemptRo
   }
 }
 
-async function partUpload(work: PartUpload, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
+/** UploadPart or PutObject of the bytes in a shared buffer. */
+async function upload(work: PartUpload | ObjectPut, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
   let echoed: { value?: ChecksumValue } | undefined;
-  const etag = await uploadPart(connection.s3, work.ref, work.uploadId, work.partNumber, view(work.body), {
-    signal,
-    routing,
-    checksum: work.checksum,
-    checksumChecked: work.checksumChecked,
-    echoed: (value) => (echoed = { value }),
-  });
-  moved(work.body.length);
-  return { etag, echoed };
-}
-
-async function objectPut(work: ObjectPut, routing: AttemptRouting, signal: AbortSignal): Promise<TaskResult> {
-  let echoed: { value?: ChecksumValue } | undefined;
-  const etag = await putObject(connection.s3, work.ref, view(work.body), work.attributes, {
-    signal,
-    routing,
-    checksum: work.checksum,
-    checksumChecked: work.checksumChecked,
-    echoed: (value) => (echoed = { value }),
-  });
+  const call = { signal, routing, checksum: work.checksum, checksumChecked: work.checksumChecked, echoed: (value?: ChecksumValue) => (echoed = { value }) };
+  const body = view(work.body);
+  const etag =
+    work.type === "upload-part"
+      ? await uploadPart(connection.s3, work.ref, work.uploadId, work.partNumber, body, call)
+      : await putObject(connection.s3, work.ref, body, work.attributes, call);
   moved(work.body.length);
   return { etag, echoed };
 }

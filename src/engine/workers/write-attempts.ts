@@ -1,7 +1,8 @@
 import { putObject, uploadPart, type ChecksumValue, type ObjectAttributes, type ObjectRef } from "../../s3/operations.js";
 import type { AttemptRouting } from "../../net/routing.js";
 import type { TransferContext } from "../context.js";
-import { sharedBytes, usableWorkers } from "./pool.js";
+import { sharedBytes, usableWorkers, type WorkerPool } from "./pool.js";
+import type { ObjectPut, PartUpload } from "./protocol.js";
 
 /** One UploadPart or PutObject attempt's call: as s3/object-write's uploadPart and putObject take it. */
 export interface WriteCall {
@@ -21,15 +22,7 @@ export async function sendPartAttempt(ctx: TransferContext, dest: ObjectRef, upl
   const pool = usableWorkers(ctx.workers);
   const shared = pool && sharedBytes(body);
   if (!pool || !shared) return uploadPart(ctx.s3, dest, uploadId, partNumber, body, call);
-  const result = await pool.run({
-    work: { type: "upload-part", ref: dest, uploadId, partNumber, body: shared, checksum: call.checksum, checksumChecked: call.checksumChecked },
-    avoid: call.routing.avoid,
-    signal: call.routing.signal ?? call.signal,
-    // The tail hedger may send a duplicate of a straggling part (multipart-upload's repeatHedge).
-    hedgeRouting: call.routing,
-  });
-  if (result.echoed) call.echoed(result.echoed.value);
-  return result.etag;
+  return inWorker(pool, { type: "upload-part", ref: dest, uploadId, partNumber, body: shared, checksum: call.checksum, checksumChecked: call.checksumChecked }, call);
 }
 
 /**
@@ -41,11 +34,12 @@ export async function sendPutAttempt(ctx: TransferContext, dest: ObjectRef, body
   const pool = ctx.workers?.carriesWholeObjects ? usableWorkers(ctx.workers) : undefined;
   const shared = pool && sharedBytes(body);
   if (!pool || !shared) return putObject(ctx.s3, dest, body, attributes, call);
-  const result = await pool.run({
-    work: { type: "put-object", ref: dest, body: shared, attributes, checksum: call.checksum, checksumChecked: call.checksumChecked },
-    avoid: call.routing.avoid,
-    signal: call.routing.signal ?? call.signal,
-  });
+  return inWorker(pool, { type: "put-object", ref: dest, body: shared, attributes, checksum: call.checksum, checksumChecked: call.checksumChecked }, call);
+}
+
+/** One write attempt in a worker, followed by the tail hedger (a part may get a duplicate: multipart-upload's repeatHedge); the echoed checksum comes back to `call`. */
+async function inWorker(pool: WorkerPool, work: PartUpload | ObjectPut, call: WriteCall): Promise<string> {
+  const result = await pool.run({ work, avoid: call.routing.avoid, signal: call.routing.signal ?? call.signal, hedgeRouting: call.routing });
   if (result.echoed) call.echoed(result.echoed.value);
   return result.etag;
 }
