@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { DEFAULT_NET_OPTIONS, parseDnsServers, parsePinnedAddresses, type ChecksumAlgorithm, type NetOptions, type PayloadSigning, type S3Settings, type TlsSettings } from "../engine/connection.js";
+import { DEFAULT_NET_OPTIONS, parseDnsServers, parsePinnedAddresses, type ChecksumAlgorithm, type NetOptions, type PayloadSigning, type S3Settings } from "../engine/connection.js";
 import { parseChecksumAlgorithm } from "../engine/integrity/checksums.js";
 import { parseSize } from "../plan/parts.js";
 import { UsageError } from "../plan/location.js";
@@ -9,6 +8,7 @@ import type { CommonArgs } from "./options.js";
 import { outputModeOf, type OutputMode } from "./results.js";
 import { OPTION_TABLE, type OptionName, type OptionSpec } from "./option-table.js";
 import { readS3Settings, S3_CONFIG_SETTINGS } from "./s3-config.js";
+import { tlsSettingsOf } from "./tls-options.js";
 
 /**
  * The one step that decides every option's value (issue #38): the command
@@ -240,7 +240,7 @@ function connectionSettings(args: CommonArgs, origins: OptionSources["origins"],
     connectionsPerAddress: Math.max(concurrency, 1),
     pinned: pinnedOf(args),
     dnsServers: dnsServersOf(args),
-    tls: tlsSettingsOf(args, originLabel("ca-bundle", origins.get("ca-bundle")), endpointUrl),
+    tls: tlsSettingsOf(args, originLabel("ca-bundle", origins.get("ca-bundle")), endpointUrl, env),
   };
   return {
     endpointUrl,
@@ -254,36 +254,6 @@ function connectionSettings(args: CommonArgs, origins: OptionSources["origins"],
     useAccelerateEndpoint: args["use-accelerate-endpoint"],
     net,
   };
-}
-
-/**
- * TLS settings as in aws-cli: --ca-bundle (or $AWS_CA_BUNDLE) replaces the
- * CAs an https endpoint is verified with; --no-verify-ssl skips the check.
- * A plain-HTTP endpoint has none, and its runs never read the bundle.
- *
- * The bundle is read and parsed here, once, for every connection to share,
- * so a wrong path fails before anything is sent. It is also the cheaper way to
- * trust a private CA than NODE_EXTRA_CA_CERTS: Node 20 parses that one,
- * with its whole root store, at every start (~80 ms of CPU), whatever the
- * endpoint.
- */
-function tlsSettingsOf(args: CommonArgs, source: string, endpointUrl: string | undefined): TlsSettings | undefined {
-  if (endpointUrl !== undefined && /^http:/i.test(endpointUrl)) return undefined;
-  const file = args["ca-bundle"];
-  if (!file) return { verify: args["verify-ssl"] };
-  let ca: string;
-  try {
-    ca = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new UsageError(`${source} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
-  if (!ca.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError(`${source} ${file}: holds no PEM certificate`);
-  try {
-    // node:tls is loaded here, not imported at the top: loading it costs a plain-HTTP run's start-up ~10-30 ms.
-    return { secureContext: process.getBuiltinModule("node:tls").createSecureContext({ ca }), ca, verify: args["verify-ssl"] };
-  } catch (err) {
-    throw new UsageError(`${source} ${file}: not a valid PEM certificate bundle (${(err as Error).message})`);
-  }
 }
 
 const PAYLOAD_SIGNING_MODES: readonly PayloadSigning[] = ["auto", "always", "never"];

@@ -9,5 +9,5 @@ export type { RequestSettings, SseCustomerKey } from "../s3/request-headers.js";
 export type { ChecksumAlgorithm, GrantPermission, ObjectAttributes, ObjectRef, StorageSettings } from "../s3/operations.js";
 export { describeFailure } from "../s3/errors.js";
 export { CredentialSourceError } from "../s3/credentials.js";
-export { DEFAULT_NET_OPTIONS, type AddressStats, type NetOptions, type TlsSettings } from "../net/pools.js";
+export { DEFAULT_NET_OPTIONS, FileTlsSessionStore, SecureContexts, trustOf, type AddressStats, type NetOptions, type TlsSettings } from "../net/pools.js";
 export { parseDnsServers, parsePinnedAddresses } from "../net/resolver.js";

@@ -1,6 +1,7 @@
 // The net layer's settings: timeouts, connection limits, pinned addresses, DNS servers, TLS.
-import type { SecureContext } from "node:tls";
 import type { StragglerOptions } from "./stragglers.js";
+import type { SecureContexts } from "./tls-contexts.js";
+import type { TlsSessionStore } from "./tls-session-store.js";
 
 /** Network timeouts and limits, all in milliseconds. */
 export interface NetOptions {
@@ -32,16 +33,18 @@ export interface NetOptions {
 
 /** TLS settings for an https endpoint (--ca-bundle, --no-verify-ssl). */
 export interface TlsSettings {
-  /**
-   * The CAs to trust instead of Node's root store, parsed once: given as
-   * `ca` to every connect instead, OpenSSL would parse the bundle again for
-   * each connection.
-   */
-  secureContext?: SecureContext;
-  /** The same CAs as PEM text: a SecureContext cannot cross threads, so each data-plane worker makes its own from it. */
+  /** The CAs to trust instead of Node's root store, as PEM text (--ca-bundle). */
   ca?: string;
   /** Whether the certificate is verified at all. */
   verify: boolean;
+  /**
+   * The contexts made from the two above, shared by this thread's
+   * connections (so OpenSSL parses the CAs once, not per connect); the
+   * dialer makes its own when absent. Each data-plane worker makes its own.
+   */
+  contexts?: SecureContexts;
+  /** TLS sessions kept between runs; undefined: none (worker threads, S3X_TLS_SESSION_CACHE=off). */
+  sessions?: TlsSessionStore;
 }
 
 export const DEFAULT_NET_OPTIONS: NetOptions = {

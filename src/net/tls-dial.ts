@@ -2,8 +2,10 @@
 import { isIP, type OnReadOpts, type Socket } from "node:net";
 import type { ConnectionOptions, TLSSocket } from "node:tls";
 import { codedError } from "./failures.js";
-import type { ConnectCallback } from "./pools/connect-probe.js";
 import type { TlsSettings } from "./net-options.js";
+import type { ConnectCallback, DialHandle } from "./pools/connect-probe.js";
+import { SecureContexts } from "./tls-contexts.js";
+import { TLS_SESSION_REFRESH_MS, type TlsSessionStore } from "./tls-session-store.js";
 
 /**
  * Where a TLS socket's decrypted bytes go: read in place with Node's
@@ -45,22 +47,38 @@ export function adoptReads(socket: Socket, reader: SocketReader): boolean {
  * --no-verify-ssl, ALPN http/1.1, and the address's last TLS session, so
  * that every connection after the first resumes instead of paying a full
  * handshake (a key exchange and a certificate chain check each).
+ *
+ * The first connection (the address's probe) may resume a session kept by
+ * an earlier run (net/tls-session-store.ts): then no CA is loaded at all,
+ * which is most of a short run's TLS cost (see SecureContexts). If the
+ * server does not take the session, that handshake fails verification
+ * against no CA, before anything is sent, and the probe dials again as usual.
  */
 export class TlsDialer {
   /** The last session ticket the server gave on any connection to this address. */
   private session: Buffer | undefined;
+  private readonly contexts: SecureContexts;
+  /** Sessions kept between runs; only where certificates are verified. */
+  private readonly sessions: TlsSessionStore | undefined;
+  /** Whether this process has kept a session of this address for later runs (once is enough). */
+  private kept = false;
 
   constructor(
     private readonly serverName: string,
     private readonly settings: TlsSettings | undefined,
-  ) {}
+  ) {
+    const verify = settings?.verify ?? true;
+    this.contexts = settings?.contexts ?? new SecureContexts(settings?.ca, verify);
+    this.sessions = verify ? settings?.sessions : undefined;
+  }
 
   /**
    * A TLS socket connecting to `host` (an address) on `port`; "secureConnect"
    * says when it is ready. Its reads go to `reader`, or to whoever
-   * `adoptReads` names later; never to "data" events.
+   * `adoptReads` names later; never to "data" events. `kept`: a session of
+   * an earlier run to resume, with no CA (see the class comment).
    */
-  dial(host: string, port: number, reader?: SocketReader): TLSSocket {
+  dial(host: string, port: number, reader?: SocketReader, kept?: Buffer): TLSSocket {
     const route: ReadRoute = { reader };
     // node:tls is loaded at the first https connect, not at start-up (see cli/options.ts).
     // `onread` is a documented tls.connect option that @types/node leaves out of ConnectionOptions.
@@ -68,10 +86,10 @@ export class TlsDialer {
       host,
       port,
       servername: isIP(this.serverName) ? undefined : this.serverName,
-      secureContext: this.settings?.secureContext,
+      secureContext: kept ? this.contexts.resumeOnly() : this.contexts.verifying(),
       rejectUnauthorized: this.settings?.verify ?? true,
       ALPNProtocols: ["http/1.1"],
-      session: this.session,
+      session: kept ?? this.session,
       onread: {
         // Bytes before anyone reads (none should come: the server speaks when asked) go to a scratch buffer of the socket's own.
         buffer: () => route.reader?.nextBuffer() ?? (route.unclaimed ??= Buffer.alloc(1024)),
@@ -88,16 +106,43 @@ export class TlsDialer {
     // TLS 1.3 tickets come after the handshake, possibly several: the last one serves the next connect.
     socket.on("session", (session: Buffer) => {
       this.session = session;
+      this.keep(host, port, socket, session);
     });
     return socket;
   }
 
   /**
    * A connect for a probe (net/pools/connect-probe.ts): calls back once the
-   * handshake is done, or with the error (UND_ERR_CONNECT_TIMEOUT after `timeoutMs`).
+   * handshake is done, or with the error (UND_ERR_CONNECT_TIMEOUT after
+   * `timeoutMs`). The probe resumes a kept session if there is one.
    */
-  probe(host: string, port: number, timeoutMs: number, callback: ConnectCallback): TLSSocket {
-    const socket = this.dial(host, port);
+  probe(host: string, port: number, timeoutMs: number, callback: ConnectCallback): DialHandle {
+    const kept = this.session === undefined ? this.sessions?.load(this.serverName, host, port) : undefined;
+    if (!kept) return this.connectOnce(host, port, timeoutMs, undefined, callback);
+    // A session kept a moment ago need not be written again (see TLS_SESSION_REFRESH_MS).
+    if (kept.ageMs < TLS_SESSION_REFRESH_MS) this.kept = true;
+    let current: TLSSocket;
+    let dropped = false;
+    current = this.connectOnce(host, port, timeoutMs, kept.session, (err, socket) => {
+      if (err) {
+        this.sessions?.forget(this.serverName, host, port);
+        this.kept = false;
+      }
+      // The next connects resume it too, unless the server gave a newer ticket (not every server gives one on a resumed connection).
+      else this.session ??= kept.session;
+      if (err && failedVerification(err) && !dropped) current = this.connectOnce(host, port, timeoutMs, undefined, callback);
+      else callback(err, socket);
+    });
+    return {
+      destroy: () => {
+        dropped = true;
+        current.destroy();
+      },
+    };
+  }
+
+  private connectOnce(host: string, port: number, timeoutMs: number, kept: Buffer | undefined, callback: ConnectCallback): TLSSocket {
+    const socket = this.dial(host, port, undefined, kept);
     const timer = setTimeout(() => socket.destroy(codedError("UND_ERR_CONNECT_TIMEOUT", `connect to ${host} timed out`)), timeoutMs);
     const onError = (err: Error): void => callback(err, null);
     socket.once("error", onError);
@@ -109,6 +154,22 @@ export class TlsDialer {
     });
     return socket;
   }
+
+  /** Keeps the first TLS 1.3 session of a verified connection for later runs. */
+  private keep(host: string, port: number, socket: TLSSocket, session: Buffer): void {
+    if (this.kept || !this.sessions || !socket.authorized || socket.getProtocol() !== "TLSv1.3") return;
+    this.kept = true;
+    this.sessions.save(this.serverName, host, port, session);
+  }
+}
+
+/**
+ * A handshake refused for its certificate chain: what a connection with no
+ * CA meets when the server did not resume the session it offered.
+ */
+function failedVerification(err: Error): boolean {
+  const code = (err as NodeJS.ErrnoException).code ?? "";
+  return /^(UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|CERT_|ERR_TLS_CERT_ALTNAME_INVALID)/.test(code);
 }
 
 /** How a connection's handshake went, for --debug: "TLSv1.3, session resumed, ALPN http/1.1". */

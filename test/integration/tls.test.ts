@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileHash, randomFile, runS3x } from "../support/cli.js";
 import { objectExists, objectHash, openUploads, type TestS3 } from "../support/s3-server.js";
 import { startTlsTestSetup, type TlsFront, type TlsTestSetup } from "../support/tls-front.js";
 
 const MiB = 1024 * 1024;
+
+const fileHashOf = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
 
 /**
  * An https endpoint: the real server behind a TLS front with a self-signed
@@ -104,6 +107,49 @@ describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integrati
     const fromEnv = await s3x(["ls", `s3://${bucket}/`], { AWS_CA_BUNDLE: junk });
     assert.equal(fromEnv.code, 2, fromEnv.stderr);
     assert.match(fromEnv.stderr, /\$AWS_CA_BUNDLE \S*junk\.pem: holds no PEM certificate/);
+  });
+
+  it("keeps the TLS session for the next run: a one-object cat resumes it on its first connection; another bundle, S3X_TLS_SESSION_CACHE=off and --no-verify-ssl do not", async () => {
+    const cache = join(dir, "tls-sessions");
+    const cat = (extra: string[], cacheDir = cache) => s3x(["cat", `s3://${bucket}/up.bin`, "--debug", ...extra], { S3X_TLS_SESSION_CACHE: cacheDir });
+    const want = await objectHash(s3, bucket, "up.bin");
+    const handshakes = (stderr: string) => [...stderr.matchAll(/TLS connection of s3x's HTTP\/1\.1 client \(TLSv1\.3, (full handshake|session resumed)/g)].map((m) => m[1]);
+    const trust = ["--ca-bundle", front.certFile];
+    const first = await cat(trust);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(handshakes(first.stderr)[0], "full handshake");
+    assert.equal((await readdir(cache)).length, 1, "one endpoint file kept");
+    for (let run = 0; run < 2; run++) {
+      const next = await cat(trust);
+      assert.equal(next.code, 0, next.stderr);
+      assert.equal(fileHashOf(next.stdout), want, "the object, byte for byte");
+      assert.equal(handshakes(next.stderr)[0], "session resumed", `run ${run + 2}: its first connection resumed the session an earlier run kept`);
+      assert.ok(!handshakes(next.stderr).includes("full handshake"), next.stderr);
+    }
+    // Another bundle (the same certificate twice): sessions verified under the first one are not offered.
+    const other = join(dir, "other-bundle.pem");
+    const pem = await readFile(front.certFile, "utf8");
+    await writeFile(other, pem + pem);
+    const otherTrust = await cat(["--ca-bundle", other]);
+    assert.equal(otherTrust.code, 0, otherTrust.stderr);
+    assert.equal(handshakes(otherTrust.stderr)[0], "full handshake");
+    const off = await cat(trust, "off");
+    assert.equal(off.code, 0, off.stderr);
+    assert.equal(handshakes(off.stderr)[0], "full handshake");
+    const unverified = join(dir, "tls-sessions-unverified");
+    const noVerify = await cat(["--no-verify-ssl"], unverified);
+    assert.equal(noVerify.code, 0, noVerify.stderr);
+    assert.equal(fileHashOf(noVerify.stdout), want);
+    await assert.rejects(readdir(unverified), "nothing kept from a connection that verified nothing");
+  });
+
+  it("a bundle whose certificate is damaged is a usage error naming it", async () => {
+    const damaged = join(dir, "damaged.pem");
+    await writeFile(damaged, "-----BEGIN CERTIFICATE-----\nMIIBnotbase64atall\n-----END CERTIFICATE-----\n");
+    const res = await s3x(["ls", `s3://${bucket}/`, "--ca-bundle", damaged]);
+    assert.equal(res.code, 2, res.stderr);
+    assert.equal(res.stderr.trim().split("\n").length, 1, res.stderr);
+    assert.match(res.stderr, /--ca-bundle \S*damaged\.pem: not a valid PEM certificate bundle/);
   });
 
   it("a plain-HTTP endpoint never reads the bundle", async () => {

@@ -1,6 +1,7 @@
 import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { connect, type S3Connection, type S3Settings } from "../../s3/client.js";
+import { SecureContexts } from "../../net/pools.js";
 import { describeFailure } from "../../s3/errors.js";
 import { getRange, putObject, uploadPart, type ChecksumValue } from "../../s3/operations.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
@@ -55,10 +56,10 @@ function connectionSettings(s: WorkerSetup): S3Settings {
   // What this worker's pools find bad, the main thread passes on to every other pool.
   const onAddressBad = (address: string, problem: string): void => post({ type: "address-bad", address, problem });
   const tls = s.settings.net.tls;
-  // The TLS context is made here from the PEM text: a SecureContext cannot cross threads.
-  const secureContext = tls?.ca === undefined ? undefined : process.getBuiltinModule("node:tls").createSecureContext({ ca: tls.ca });
+  // The TLS contexts are made here from the PEM text: a SecureContext cannot cross threads.
+  const contexts = tls && new SecureContexts(tls.ca, tls.verify);
   const debug = s.debug ? (line: string): void => post({ type: "debug", line: `worker thread ${s.index}: ${line}` }) : undefined;
-  return { ...s.settings, net: { ...s.settings.net, debug, onAddressBad, tls: tls && { ...tls, secureContext } } };
+  return { ...s.settings, net: { ...s.settings.net, debug, onAddressBad, tls: tls && { ...tls, contexts } } };
 }
 
 function adoptCredentials(given: SigningCredentials | undefined): void {

@@ -12,7 +12,12 @@ export interface ProbeTarget {
 export type ConnectCallback = (err: Error | null, socket: Socket | null) => void;
 
 /** Dials `target` and reports through `callback`; returns the socket being dialled. */
-export type Dial = (target: ProbeTarget, callback: ConnectCallback) => Socket;
+/** What a probe can cancel: its connect (a TLS probe may dial twice, see TlsDialer.probe). */
+export interface DialHandle {
+  destroy(): void;
+}
+
+export type Dial = (target: ProbeTarget, callback: ConnectCallback) => DialHandle;
 
 /**
  * A plain TCP connect; a timeout fails with UND_ERR_CONNECT_TIMEOUT, the
@@ -42,7 +47,7 @@ export class ConnectProbe {
   /** The probe's connected socket, waiting for the pool's first connect. */
   private spare: Socket | undefined;
   /** A probe still connecting (destroyed by `drop`). */
-  private probing: Socket | undefined;
+  private probing: DialHandle | undefined;
 
   /** Whether a probe is connecting, or its socket is waiting. */
   get busy(): boolean {

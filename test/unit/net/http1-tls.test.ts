@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createSecureContext, createServer, type Server, type TLSSocket } from "node:tls";
+import { basename, join } from "node:path";
+import { createServer, type SecureContext, type Server, type TLSSocket } from "node:tls";
 import { AddressResolver } from "../../../src/net/resolver.js";
-import { HostAddresses, DEFAULT_NET_OPTIONS, type NetOptions } from "../../../src/net/pools.js";
+import { HostAddresses, DEFAULT_NET_OPTIONS, FileTlsSessionStore, SecureContexts, type NetOptions } from "../../../src/net/pools.js";
 import { RawPools } from "../../../src/net/http1/pool.js";
+import { TLS_SESSION_REFRESH_MS } from "../../../src/net/tls-session-store.js";
 import { rawRequest } from "../../../src/net/http1/request.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
 import { readRequests } from "../../support/request-reader.js";
@@ -60,9 +61,9 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
   });
 
   /** Answers GETs with `body` (head and body in one write), and PUTs by keeping their bodies and answering 200. */
-  async function serve(body: Buffer): Promise<TlsServer> {
+  async function serve(body: Buffer, port = 0, certificate = cert): Promise<TlsServer> {
     const s: TlsServer = { server: undefined as unknown as Server, port: 0, resumed: [], bodies: [] };
-    s.server = createServer({ cert: readFileSync(cert.certFile), key: readFileSync(cert.keyFile), ALPNProtocols: ["http/1.1"] }, (socket: TLSSocket) => {
+    s.server = createServer({ cert: readFileSync(certificate.certFile), key: readFileSync(certificate.keyFile), ALPNProtocols: ["http/1.1"] }, (socket: TLSSocket) => {
       s.resumed.push(socket.isSessionReused());
       readRequests(
         socket,
@@ -77,13 +78,13 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
       );
     });
     s.server.on("tlsClientError", () => undefined);
-    await new Promise<void>((resolve) => s.server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => s.server.listen(port, "127.0.0.1", resolve));
     s.port = (s.server.address() as AddressInfo).port;
     return s;
   }
 
   function trusting(extra: Partial<NetOptions> = {}): NetOptions {
-    return { ...DEFAULT_NET_OPTIONS, tls: { secureContext: createSecureContext({ ca: readFileSync(cert.certFile) }), verify: true }, ...extra };
+    return { ...DEFAULT_NET_OPTIONS, tls: { ca: readFileSync(cert.certFile, "utf8"), verify: true }, ...extra };
   }
 
   function connectTo(s: TlsServer, name = "localhost", options = trusting()): { host: HostAddresses; pools: RawPools } {
@@ -174,5 +175,86 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
     connectTo(server, "s3.test", { ...DEFAULT_NET_OPTIONS, tls: { verify: false } });
     const target = Buffer.alloc(10);
     assert.equal(await (await get(server)).readInto(target, 0), 10);
+  });
+
+  /** SecureContexts that count how often a context trusting the CAs was asked for. */
+  class CountingContexts extends SecureContexts {
+    verifyingAsked = 0;
+    override verifying(): SecureContext {
+      this.verifyingAsked++;
+      return super.verifying();
+    }
+  }
+
+  /** One "run": new pools and dialers (nothing in memory from the run before) over the kept sessions in `store`. */
+  async function runOnce(s: TlsServer, storeDir: string, now: () => number = Date.now, bytes = 1000): Promise<CountingContexts> {
+    const contexts = new CountingContexts(readFileSync(cert.certFile, "utf8"), true);
+    const sessions = new FileTlsSessionStore(storeDir, "test trust", now);
+    connectTo(s, "localhost", { ...DEFAULT_NET_OPTIONS, tls: { verify: true, contexts, sessions } });
+    await host!.firstContact();
+    const target = Buffer.alloc(bytes);
+    assert.equal(await (await get(s)).readInto(target, 0), bytes);
+    assert.ok(target.equals(payload.subarray(0, bytes)));
+    pools!.close();
+    await host!.close();
+    return contexts;
+  }
+
+  it("resumes the TLS session an earlier run kept, without loading any CA, on the probe's connection", async () => {
+    server = await serve(payload.subarray(0, 1000));
+    const storeDir = join(dir, "sessions-resume");
+    const first = await runOnce(server, storeDir);
+    assert.equal(first.verifyingAsked, 1, "the first run verifies the certificate against the CAs");
+    const second = await runOnce(server, storeDir);
+    assert.deepEqual(server.resumed, [false, true], "the second run's only connection resumed the first run's session");
+    assert.equal(second.verifyingAsked, 0, "no context with the CAs was made (Node's root store parse is most of a short run's TLS cost)");
+    const third = await runOnce(server, storeDir);
+    assert.deepEqual(server.resumed, [false, true, true]);
+    assert.equal(third.verifyingAsked, 0);
+  });
+
+  it("writes nothing when it resumed a session kept less than TLS_SESSION_REFRESH_MS ago (a home may be on NFS)", async () => {
+    server = await serve(payload.subarray(0, 1000));
+    const storeDir = join(dir, "sessions-refresh");
+    let now = 1_000_000_000;
+    await runOnce(server, storeDir, () => now);
+    const file = join(storeDir, readdirSync(storeDir)[0]);
+    const before = statSync(file).mtimeMs;
+    now += TLS_SESSION_REFRESH_MS - 1;
+    await runOnce(server, storeDir, () => now);
+    assert.deepEqual(server.resumed, [false, true]);
+    assert.equal(statSync(file).mtimeMs, before, "the store's file was not written");
+    assert.deepEqual(readdirSync(storeDir), [basename(file)], "nor any temporary file");
+  });
+
+  it("dials again with the CAs when the server does not take the kept session, and keeps the new one", async () => {
+    const storeDir = join(dir, "sessions-refused");
+    server = await serve(payload.subarray(0, 1000));
+    await runOnce(server, storeDir);
+    const port = server.port;
+    await new Promise<void>((resolve) => server!.server.close(() => resolve()));
+    // The same address and port, another server process: its ticket keys are new, the kept session means nothing to it.
+    server = await serve(payload.subarray(0, 1000), port);
+    const kept = new FileTlsSessionStore(storeDir, "test trust").load("localhost", "127.0.0.1", port);
+    assert.ok(kept);
+    const again = await runOnce(server, storeDir);
+    assert.deepEqual(server.resumed, [false], "one full handshake carried the request (the refused attempt never reached a request)");
+    assert.equal(again.verifyingAsked, 1);
+    const now = new FileTlsSessionStore(storeDir, "test trust").load("localhost", "127.0.0.1", port);
+    assert.ok(now && !now.session.equals(kept.session), "the new server's session replaced the refused one");
+    await runOnce(server, storeDir);
+    assert.deepEqual(server.resumed, [false, true]);
+  });
+
+  it("never trusts a server for a kept session it cannot resume: another certificate on that address is refused", async () => {
+    const storeDir = join(dir, "sessions-impostor");
+    server = await serve(payload.subarray(0, 1000));
+    await runOnce(server, storeDir);
+    const port = server.port;
+    await new Promise<void>((resolve) => server!.server.close(() => resolve()));
+    const impostor = makeCertificate(dir, "impostor");
+    server = await serve(payload.subarray(0, 1000), port, impostor);
+    await assert.rejects(runOnce(server, storeDir), (err: Error & { code?: string }) => err.code === "DEPTH_ZERO_SELF_SIGNED_CERT");
+    assert.equal(server.bodies.length, 0);
   });
 });

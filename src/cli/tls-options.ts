@@ -1,0 +1,60 @@
+// --ca-bundle, --no-verify-ssl and the TLS sessions kept between runs: an https endpoint's TLS settings.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { FileTlsSessionStore, SecureContexts, trustOf, type TlsSettings } from "../engine/connection.js";
+import { UsageError } from "../plan/location.js";
+import type { CommonArgs } from "./options.js";
+
+/**
+ * TLS settings as in aws-cli: --ca-bundle (or $AWS_CA_BUNDLE) replaces the
+ * CAs an https endpoint is verified with; --no-verify-ssl skips the check.
+ * A plain-HTTP endpoint has none, and its runs never read the bundle.
+ *
+ * The bundle is read here, so a wrong path fails before anything is sent,
+ * and its first certificate is parsed; OpenSSL takes the whole bundle at
+ * the first connection that needs it (net/tls-contexts.ts: a run that
+ * resumes a kept TLS session needs none). It is also the cheaper way to
+ * trust a private CA than NODE_EXTRA_CA_CERTS: Node 20 parses that one,
+ * with its whole root store, at every start (~80 ms of CPU), whatever the
+ * endpoint.
+ */
+export function tlsSettingsOf(args: CommonArgs, source: string, endpointUrl: string | undefined, env: NodeJS.ProcessEnv): TlsSettings | undefined {
+  if (endpointUrl !== undefined && /^http:/i.test(endpointUrl)) return undefined;
+  const verify = args["verify-ssl"];
+  const file = args["ca-bundle"];
+  let ca: string | undefined;
+  if (file) {
+    try {
+      ca = readFileSync(file, "utf8");
+    } catch (err) {
+      throw new UsageError(`${source} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    const first = /-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----/.exec(ca);
+    if (!first) throw new UsageError(`${source} ${file}: holds no PEM certificate`);
+    try {
+      new (process.getBuiltinModule("node:crypto").X509Certificate)(first[0]);
+    } catch (err) {
+      throw new UsageError(`${source} ${file}: not a valid PEM certificate bundle (${(err as Error).message})`);
+    }
+  }
+  const sessionDir = verify ? tlsSessionDirOf(env) : undefined;
+  return {
+    ca,
+    verify,
+    contexts: new SecureContexts(ca, verify),
+    sessions: sessionDir === undefined ? undefined : new FileTlsSessionStore(sessionDir, trustOf(ca, env)),
+  };
+}
+
+/**
+ * Where TLS sessions are kept between runs: $S3X_TLS_SESSION_CACHE (a
+ * directory, or "off"), else $XDG_CACHE_HOME/s3x/tls-sessions, else
+ * ~/.cache/s3x/tls-sessions (net/tls-session-store.ts says what is kept, and why it is safe).
+ */
+function tlsSessionDirOf(env: NodeJS.ProcessEnv): string | undefined {
+  const given = env.S3X_TLS_SESSION_CACHE;
+  if (given !== undefined && given !== "") return /^(off|0|false|no)$/i.test(given) ? undefined : given;
+  const base = env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  return join(base, "s3x", "tls-sessions");
+}

@@ -1,0 +1,193 @@
+// TLS sessions kept between runs, so that a short run's first connection resumes instead of paying a full handshake.
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** A session an earlier run kept. */
+export interface KeptSession {
+  session: Buffer;
+  /** How long ago it was kept. */
+  ageMs: number;
+}
+
+/** Where an address's TLS session from an earlier run is kept, and found again. */
+export interface TlsSessionStore {
+  /** The session last kept for `address:port` of `serverName`, if one is fit to offer. */
+  load(serverName: string, address: string, port: number): KeptSession | undefined;
+  /** Keeps a session of a verified TLS 1.3 connection to `address:port`. */
+  save(serverName: string, address: string, port: number, session: Buffer): void;
+  /** Drops what is kept for `address:port` (the server did not take it). */
+  forget(serverName: string, address: string, port: number): void;
+}
+
+/** A kept session older than this is not offered (servers' TLS 1.3 tickets live up to 7 days; a changed trust should not wait that long). */
+export const TLS_SESSION_MAX_AGE_MS = 12 * 3600_000;
+/**
+ * A run that resumed a session kept less than this long ago does not write
+ * the newer one (a home directory may be on NFS); an older one is replaced,
+ * so a server's ticket lifetime (often 2 hours) is not reached in steady use.
+ */
+export const TLS_SESSION_REFRESH_MS = 10 * 60_000;
+/** Addresses kept per endpoint (an endpoint's DNS answers rotate); the oldest go first. */
+const MAX_ADDRESSES = 16;
+
+interface StoredSession {
+  /** When it was kept (ms since the epoch). */
+  at: number;
+  /** The serialised session (Node's `session` event), base64. */
+  ticket: string;
+}
+
+/** One endpoint's file: its addresses' sessions. */
+interface EndpointFile {
+  v: 1;
+  sessions: Record<string, StoredSession>;
+}
+
+/**
+ * Sessions in one directory (by default $XDG_CACHE_HOME/s3x/tls-sessions),
+ * a small JSON file per endpoint name, port and trust (what verified the
+ * sessions: the --ca-bundle's text, or Node's root store of this Node).
+ *
+ * What a kept session is worth to whoever reads it: it lets them resume a
+ * TLS connection to that server, which authenticates nothing at S3 (every
+ * request is signed with the secret key), and only TLS 1.3 sessions are kept,
+ * whose resumption still makes a fresh key exchange, so recorded traffic stays
+ * secret. Whoever can write the directory could plant a session that makes s3x
+ * trust a server it would refuse; so the directory and its files must be the
+ * user's own and closed to others (0700, 0600, no symbolic links), as
+ * ~/.aws/credentials should be, or nothing in them is used.
+ */
+export class FileTlsSessionStore implements TlsSessionStore {
+  /** Each endpoint's file as read once by this process. */
+  private readonly files = new Map<string, EndpointFile>();
+  private usable: boolean | undefined;
+
+  constructor(
+    private readonly dir: string,
+    /** What verified the sessions kept here (see trustOf): sessions verified otherwise are never offered. */
+    private readonly trust: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  load(serverName: string, address: string, port: number): KeptSession | undefined {
+    const kept = this.fileOf(serverName, port)?.sessions[address];
+    if (!kept) return undefined;
+    const ageMs = this.now() - kept.at;
+    if (!(ageMs >= 0 && ageMs < TLS_SESSION_MAX_AGE_MS)) return undefined;
+    return { session: Buffer.from(kept.ticket, "base64"), ageMs };
+  }
+
+  save(serverName: string, address: string, port: number, session: Buffer): void {
+    const file = this.fileOf(serverName, port);
+    if (!file) return;
+    file.sessions[address] = { at: this.now(), ticket: session.toString("base64") };
+    const newestFirst = Object.entries(file.sessions).sort((a, b) => b[1].at - a[1].at);
+    file.sessions = Object.fromEntries(newestFirst.slice(0, MAX_ADDRESSES));
+    this.write(serverName, port, file);
+  }
+
+  forget(serverName: string, address: string, port: number): void {
+    const file = this.fileOf(serverName, port);
+    if (!file?.sessions[address]) return;
+    delete file.sessions[address];
+    this.write(serverName, port, file);
+  }
+
+  /** The endpoint's file, read at first use; undefined when the directory is not fit to use. */
+  private fileOf(serverName: string, port: number): EndpointFile | undefined {
+    if (!this.directoryUsable()) return undefined;
+    const path = this.pathOf(serverName, port);
+    let file = this.files.get(path);
+    if (!file) {
+      file = readOwnFile(path) ?? { v: 1, sessions: {} };
+      this.files.set(path, file);
+    }
+    return file;
+  }
+
+  private write(serverName: string, port: number, file: EndpointFile): void {
+    const path = this.pathOf(serverName, port);
+    const temporary = `${path}.${process.pid}.tmp`;
+    try {
+      // A cache: a write that fails (disk full, read-only home) costs the next run a full handshake, nothing more.
+      writeFileSync(temporary, JSON.stringify(file), { mode: 0o600, flag: "wx" });
+      renameSync(temporary, path);
+    } catch {
+      try {
+        unlinkSync(temporary);
+      } catch {
+        // nothing was written
+      }
+    }
+  }
+
+  private pathOf(serverName: string, port: number): string {
+    const name = createHash("sha256").update(`${this.trust}\0${serverName.toLowerCase()}:${port}`).digest("hex").slice(0, 32);
+    return join(this.dir, `${name}.json`);
+  }
+
+  /** Whether the directory is (or could be made) the user's own, closed to others. */
+  private directoryUsable(): boolean {
+    if (this.usable !== undefined) return this.usable;
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const stat = lstatSync(this.dir);
+      this.usable = stat.isDirectory() && ownedAndPrivate(stat);
+    } catch {
+      this.usable = false;
+    }
+    return this.usable;
+  }
+}
+
+/** A file of the user's own, closed to others, not a link; undefined if it is anything else or not a store file. */
+function readOwnFile(path: string): EndpointFile | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || !ownedAndPrivate(stat) || stat.size > 1 << 20) return undefined;
+    const parsed = JSON.parse(readFileSync(fd, "utf8")) as Partial<EndpointFile>;
+    if (parsed.v !== 1 || typeof parsed.sessions !== "object" || parsed.sessions === null) return undefined;
+    const sessions: Record<string, StoredSession> = {};
+    for (const [address, kept] of Object.entries(parsed.sessions)) {
+      if (typeof kept?.at === "number" && typeof kept.ticket === "string") sessions[address] = { at: kept.at, ticket: kept.ticket };
+    }
+    return { v: 1, sessions };
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Owned by this user and neither readable nor writable by anyone else. */
+function ownedAndPrivate(stat: { uid: number; mode: number }): boolean {
+  const uid = process.getuid?.();
+  return (uid === undefined || stat.uid === uid) && (stat.mode & 0o077) === 0;
+}
+
+/**
+ * What verified the sessions of a run, as a store keys them: the CA bundle's
+ * text, or Node's root store (fixed per Node release) with NODE_EXTRA_CA_CERTS.
+ */
+export function trustOf(ca: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const openssl = `node ${process.version} openssl ${process.versions.openssl}`;
+  if (ca !== undefined) return `${openssl} ca-bundle ${createHash("sha256").update(ca).digest("hex")}`;
+  const extra = env.NODE_EXTRA_CA_CERTS;
+  let extraState = "";
+  if (extra) {
+    try {
+      const stat = statSync(extra);
+      extraState = `${extra} ${stat.size} ${stat.mtimeMs}`;
+    } catch {
+      extraState = `${extra} missing`;
+    }
+  }
+  return `${openssl} node-roots ${extraState}`;
+}
