@@ -5,7 +5,8 @@
  * (bench/floor/tls-ranged-get.cjs: Node's own TLS ranged GETs, nothing else)
  * and rclone run interleaved in a shuffled order every round, over HTTPS:
  *
- *   download  one large object to a file (the floor: to nowhere; it only counts bytes)
+ *   download  one large object to a file (the floor: to nowhere, it only counts bytes;
+ *             floor-writes: the floor writing each range at its offset, as s3x does)
  *   stdout    the same object to stdout, into `openssl dgst -sha256` (on the client's cores too)
  *   upload    a file of that size (on tmpfs) to a new key
  *   small     N × 64 KiB objects under a prefix into a directory (--small-count, default 10,000)
@@ -18,14 +19,14 @@
  *
  * Every run is checked: SHA-256 of the file or the stream against what the
  * server serves (`s3srv -sha256`), each small file's, an upload's size by
- * HEAD, the floor's byte count. Each cell: median GB/s, client CPU-s per GiB
+ * HEAD, the floor's byte count (floor-writes: its file's). Each cell: median GB/s, client CPU-s per GiB
  * (GNU time, user + system) and server CPU-s (/proc/PID/stat), so that a run
  * the server limits shows as such.
  *
  *   npm run bench:cores -- --server-cores 0 --client-cores 1 --size 1GiB --runs 3 --small-count 2000
  *   npm run bench:cores -- --server-cores 0-5 --client-cores 6-15 --size 8GiB
  *   npm run bench:cores -- --endpoint https://127.0.0.1:7481 --ca-file cert.pem --bucket b --server-pids 123 --client-cores 1
- *   options: --runs 3, --workloads download,stdout,upload,small, --tools s3x,floor,rclone,
+ *   options: --runs 3, --workloads download,stdout,upload,small, --tools s3x,floor,floor-writes,rclone,
  *   --small-size 64KiB, --floor-connections 16, --timeout 600 (s per command), --out FILE,
  *   --s3srv BINARY (a built server), --server-source DIR (default ../shared/bench-cores),
  *   --rclone BINARY (default /usr/bin/rclone; apt-get installs it when missing)
@@ -52,7 +53,7 @@ const smallCount = Number(argText("small-count", "10000"));
 const smallSize = parseSize(argText("small-size", "64KiB"));
 const workloads = argText("workloads", WORKLOADS.join(",")).split(",") as Workload[];
 for (const w of workloads) if (!WORKLOADS.includes(w)) throw new Error(`--workloads: ${WORKLOADS.join(", ")}; got ${w}`);
-const onlyTools = argText("tools", "s3x,floor,rclone").split(",");
+const onlyTools = argText("tools", "s3x,floor,floor-writes,rclone").split(",");
 /** rclone's binary: Debian's by default (a copy of it on a machine without network). */
 const RCLONE_BIN = argText("rclone", "/usr/bin/rclone");
 const floorConnections = Number(argText("floor-connections", "16"));
@@ -92,7 +93,7 @@ interface Run {
   check: (stdout: string) => string | undefined | Promise<string | undefined>;
 }
 interface Tool {
-  id: "s3x" | "floor" | "rclone";
+  id: "s3x" | "floor" | "floor-writes" | "rclone";
   run(workload: Workload, n: number, round: number): Run | undefined;
 }
 
@@ -204,6 +205,18 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
       },
     },
     {
+      // The floor with a file download's writes: each range from its part buffer to its offset, 1 MiB at a time, as s3x writes.
+      id: "floor-writes",
+      run: (w, n) => {
+        if (w !== "download") return undefined;
+        const url = presign(ep, env, objects.bigKey);
+        const file = join(scratch, "down-floor");
+        const floorEnv = { ...env, WORKERS: String(n), WRITE: file };
+        const command = `${TIME_PREFIX} ${q(process.execPath)} ${q(FLOOR)} ${q(url)} ${size} ${floorConnections}`;
+        return { cores: firstCores(n), env: floorEnv, command, check: fileCheck(file) };
+      },
+    },
+    {
       id: "rclone",
       run: (w, n, round) => {
         const cores = firstCores(n);
@@ -258,7 +271,7 @@ async function bench(ep: CoresEndpoint, scratch: string): Promise<void> {
     `- Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, Linux ${release()}, Node ${process.version}; load average during the runs ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
     `- Server: ${ep.describe}`,
     `- Client cores: ${clientCores.join(",")}; s3x ${commit}: ${s3xMode}`,
-    `- Floor: \`bench/floor/tls-ranged-get.cjs\`, WORKERS=N on N cores, ${floorConnections} connections, no writes (download only; checked by its byte count)`,
+    `- Floor: \`bench/floor/tls-ranged-get.cjs\`, WORKERS=N on N cores, ${floorConnections} connections, no writes (download only; checked by its byte count); floor-writes: the same with WRITE=FILE, every range written at its offset in 1 MiB writes as s3x does (checked by the file's hash)`,
     `- rclone: ${rcloneVersion}, on N cores, \`--transfers N --multi-thread-streams N\` (download), \`--s3-upload-concurrency N\` (upload), \`--checkers N\` (small); \`rclone cat\` is one stream whatever N`,
     `- Object: ${size.toLocaleString("en-US")} bytes; small: ${smallCount.toLocaleString("en-US")} × ${smallSize.toLocaleString("en-US")} bytes; ${runs} run(s) per cell, medians; files on ${scratch.startsWith("/dev/shm") ? "tmpfs (/dev/shm)" : tmpdir()}`,
     `- GB/s = 10⁹ bytes per wall second; client CPU-s per GiB = (user + system) / GiB moved; peak RSS of the client process (GNU time; all its threads); server CPU-s per run. **server-bound**: the server used ≥ 85 % of its cores over the run.`,

@@ -110,6 +110,33 @@ function timed(command: string, env: NodeJS.ProcessEnv, timeFile: string): Sampl
   return { wall, cpu, rssMiB: rss, out: res.stdout, error };
 }
 
+/**
+ * Runs `command` (bash) and reads its processes' CPU from bash's `times` (to
+ * the millisecond), which the command must write to `timeFile`: GNU time
+ * prints user and system time each cut down to 10 ms, ~10 ms too little for
+ * a process that lives 50 ms, as `cat`'s start-up does.
+ */
+function timedPrecisely(command: string, env: NodeJS.ProcessEnv, timeFile: string): Sample {
+  rmSync(timeFile, { force: true });
+  const started = process.hrtime.bigint();
+  const res = spawnSync("timeout", ["-k", "10", "900", "bash", "-o", "pipefail", "-c", command], { env, encoding: "utf8", maxBuffer: 64 * MiB });
+  const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const error = res.status === 0 ? undefined : `exit ${res.status ?? res.signal}: ${res.stderr.trim().split("\n").slice(-2).join(" / ").slice(0, 300)}`;
+  let children: string | undefined;
+  try {
+    // `times`: the shell's own user and system time, then its children's, e.g. "0m0.041s 0m0.012s".
+    children = readFileSync(timeFile, "utf8").trim().split("\n")[1];
+  } catch {
+    children = undefined;
+  }
+  const seconds = (children ?? "").match(/(\d+)m([\d.]+)s/g)?.map((t) => {
+    const [, m, sec] = /(\d+)m([\d.]+)s/.exec(t)!;
+    return Number(m) * 60 + Number(sec);
+  });
+  if (!seconds || seconds.length !== 2) return { wall, cpu: NaN, rssMiB: NaN, out: res.stdout, error: error ?? `no \`times\` output: ${res.stderr.trim().slice(-300)}` };
+  return { wall, cpu: seconds[0]! + seconds[1]!, rssMiB: NaN, out: res.stdout, error };
+}
+
 /** The commands of each tool for one workload; each prints the consumer's output. */
 function tools(t: Transport, w: (typeof workloads)[number], keys: string[]): { id: string; name: string; command: string; check: "sha" | "tar" | "shards" }[] {
   const x = `${q(process.execPath)} ${q(S3X_BIN)}`;
@@ -266,10 +293,11 @@ async function main(server: RadosgwServer, dir: string, certFile: string): Promi
  * URLs do. Markdown lines.
  */
 async function startupRows(client: S3Client, transports: Transport[], timeFile: string, shards: { keys: string[] }): Promise<string[]> {
+  const sessionDir = mkdtempSync(join(tmpdir(), "s3x-stream-tls-sessions-"));
   await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "one-byte", Body: "x" }));
   const x = `${q(process.execPath)} ${q(S3X_BIN)}`;
   const lines = [
-    "Start-up: `cat` of a 1-byte object (median of " + startupRuns + " interleaved runs; the bar is " + STARTUP_TARGET.wall + " s wall and " + STARTUP_TARGET.cpu + " CPU-s), and the `pipe:` pattern: " + Math.min(32, shards.keys.length) + " shards of 16 MiB, one process each, one after another into one sha256sum:",
+    "Start-up: `cat` of a 1-byte object (median of " + startupRuns + " interleaved runs; the bar is " + STARTUP_TARGET.wall + " s wall and " + STARTUP_TARGET.cpu + " CPU-s; CPU from bash's `times`, to the millisecond), and the `pipe:` pattern: " + Math.min(32, shards.keys.length) + " shards of 16 MiB, one process each, one after another into one sha256sum:",
     "",
     `| transport | tool | 1-byte wall s | 1-byte CPU-s | ${Math.min(32, shards.keys.length)} processes wall s | ${Math.min(32, shards.keys.length)} processes CPU-s |`,
     "|---|---|---|---|---|---|",
@@ -285,15 +313,21 @@ async function startupRows(client: S3Client, transports: Transport[], timeFile: 
   })();
   for (const t of transports) {
     const rclone = `${RCLONE} --config ${q(t.env.RCLONE_CONFIG ?? "")} cat`;
+    // s3x keeps TLS sessions between runs (net/tls-session-store.ts): here in a directory of the bench's own, and once without.
+    const kept = `env S3X_TLS_SESSION_CACHE=${q(sessionDir)} ${x}`;
+    const notKept = `env S3X_TLS_SESSION_CACHE=off ${x}`;
     const tools = [
       { name: "node -e 0 (floor)", one: "node -e 0", shard: undefined },
-      { name: "s3x cat", one: `${x} cat s3://${BUCKET}/one-byte --endpoint-url ${t.endpoint}`, shard: (key: string) => `${x} cat s3://${BUCKET}/${key} --endpoint-url ${t.endpoint}` },
+      { name: "s3x cat", one: `${kept} cat s3://${BUCKET}/one-byte --endpoint-url ${t.endpoint}`, shard: (key: string) => `${kept} cat s3://${BUCKET}/${key} --endpoint-url ${t.endpoint}` },
+      ...(t.name === "https"
+        ? [{ name: "s3x cat, no kept TLS session", one: `${notKept} cat s3://${BUCKET}/one-byte --endpoint-url ${t.endpoint}`, shard: (key: string) => `${notKept} cat s3://${BUCKET}/${key} --endpoint-url ${t.endpoint}` }]
+        : []),
       { name: "rclone cat", one: `${rclone} ${t.remote}:${BUCKET}/one-byte`, shard: (key: string) => `${rclone} ${t.remote}:${BUCKET}/${key}` },
     ];
     const samples = new Map(tools.map((tool) => [tool.name, [] as Sample[]]));
     for (let round = 0; round < startupRuns; round++) {
       for (const tool of roundOrder(tools.map((tool) => ({ ...tool, id: tool.name })), `startup ${t.name}`, round)) {
-        const sample = timed(`{TIME} ${tool.one} > /dev/null`, t.env, timeFile);
+        const sample = timedPrecisely(`${tool.one} > /dev/null; times > ${q(timeFile)}`, t.env, timeFile);
         if (sample.error) throw new Error(`${tool.name}: ${sample.error}`);
         samples.get(tool.name)!.push(sample);
       }
@@ -302,8 +336,8 @@ async function startupRows(client: S3Client, transports: Transport[], timeFile: 
       const one = samples.get(tool.name)!;
       let loop = "| |";
       if (tool.shard) {
-        const command = keys.map((key) => `{TIME} ${tool.shard!(key)}`).join(" && ");
-        const s = timed(`{ ${command}; } | sha256sum`, t.env, timeFile);
+        const command = keys.map((key) => tool.shard!(key)).join(" && ");
+        const s = timedPrecisely(`{ ${command} && times > ${q(timeFile)}; } | sha256sum`, t.env, timeFile);
         const wrong = s.error ?? (s.out.split(" ")[0] === expectedSha ? undefined : "wrong bytes");
         loop = wrong ? `failed: ${wrong} | |` : `${s.wall.toFixed(2)} | ${s.cpu.toFixed(2)} |`;
       }
@@ -314,6 +348,7 @@ async function startupRows(client: S3Client, transports: Transport[], timeFile: 
       process.stderr.write(`startup ${t.name} ${tool.name}: ${wall.toFixed(3)} s, ${cpu.toFixed(3)} CPU-s\n`);
     }
   }
+  rmSync(sessionDir, { recursive: true, force: true });
   return lines;
 }
 

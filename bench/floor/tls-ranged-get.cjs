@@ -11,6 +11,9 @@
 //   NOW=1   two clock reads per read (s3x's rate meters)
 //   WORKERS=N  the connections spread over N worker threads (parts from one
 //              shared counter): what a data plane across threads would gain
+//   WRITE=PATH each range read into its own part buffer and written at its
+//              offset into PATH in 1 MiB positional writes (WRITE_SLICE bytes),
+//              as s3x writes a download to a file: the floor with the writes
 "use strict";
 const tls = require("node:tls");
 const fs = require("node:fs");
@@ -23,6 +26,10 @@ const PART = 8 << 20;
 const parts = Math.ceil(total / PART);
 const ca = process.env.AWS_CA_BUNDLE ? fs.readFileSync(process.env.AWS_CA_BUNDLE) : undefined;
 const workers = Number(process.env.WORKERS || 1);
+const writePath = process.env.WRITE;
+const WRITE_SLICE = Number(process.env.WRITE_SLICE || 1 << 20);
+// The main thread creates the file; worker threads open it after (their start follows this line).
+const outFd = writePath ? fs.openSync(writePath, isMainThread ? "w" : "r+") : undefined;
 // The next part to fetch, shared by every thread.
 const nextPart = isMainThread ? new Int32Array(new SharedArrayBuffer(4)) : workerData.nextPart;
 let received = 0;
@@ -38,6 +45,17 @@ function connection() {
   const part = Buffer.allocUnsafe(PART);
   let position = 0;
   const views = process.env.VIEW === "1";
+  // WRITE: the range's bytes land at `filled` in `part`; `written` of them are in the file.
+  let rangeStart = 0;
+  let filled = 0;
+  let written = 0;
+  const flush = (all) => {
+    while (filled - written >= WRITE_SLICE || (all && filled > written)) {
+      const length = Math.min(WRITE_SLICE, filled - written);
+      fs.writeSync(outFd, part, written, length, rangeStart + written);
+      written += length;
+    }
+  };
   const socket = tls.connect({
     host: url.hostname,
     port: Number(url.port || 443),
@@ -46,9 +64,18 @@ function connection() {
     session,
     ALPNProtocols: ["http/1.1"],
     onread: {
-      buffer: views ? () => part.subarray(position, Math.min(PART, position + 64 * 1024)) : scratch,
+      buffer:
+        outFd !== undefined
+          ? () => part.subarray(filled, Math.min(PART, filled + 64 * 1024))
+          : views
+            ? () => part.subarray(position, Math.min(PART, position + 64 * 1024))
+            : scratch,
       callback: (n, buf) => {
         if (views) position = (position + n) % (PART - 64 * 1024);
+        if (outFd !== undefined && inBody) {
+          filled += n;
+          flush(false);
+        }
         if (process.env.NOW === "1") {
           Date.now();
           performance.now();
@@ -58,6 +85,12 @@ function connection() {
           const end = head.indexOf("\r\n\r\n");
           if (end < 0) return;
           const bodyBytes = head.length - end - 4;
+          if (outFd !== undefined) {
+            // The body's first bytes came with the head: to the start of the part buffer.
+            buf.copy(part, 0, n - bodyBytes, n);
+            filled = bodyBytes;
+            flush(false);
+          }
           inBody = true;
           head = "";
           want -= bodyBytes;
@@ -67,6 +100,7 @@ function connection() {
           received += n;
         }
         if (want === 0) {
+          if (outFd !== undefined) flush(true);
           inBody = false;
           send();
         }
@@ -90,6 +124,9 @@ function connection() {
     const first = i * PART;
     const last = Math.min(total, first + PART) - 1;
     want = last - first + 1;
+    rangeStart = first;
+    filled = 0;
+    written = 0;
     socket.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nRange: bytes=${first}-${last}\r\n\r\n`);
   }
 }
