@@ -7,7 +7,8 @@
 // every function the warm-up run compiled. Start-up matters: a no-op sync or a
 // listing is over in well under a second.
 import { build } from "esbuild";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -116,18 +117,76 @@ await build({
 rmSync(join(root, "dist", "s3x.mjs"), { force: true });
 rmSync(`${outfile}.cache`, { force: true });
 
-// Warm-up: a listing against a closed local port exercises argument parsing,
-// the request layer and signing, then fails at once; the code
-// cache written at exit covers everything compiled on the way.
-const warm = spawnSync(
-  process.execPath,
-  [join(root, "bin", "s3x.js"), "ls", "s3://s3x-warm-up/", "--endpoint-url", "http://127.0.0.1:9", "--max-attempts", "1", "--no-progress"],
-  {
-    env: { ...process.env, S3X_WRITE_CODE_CACHE: "1", AWS_ACCESS_KEY_ID: "warmup", AWS_SECRET_ACCESS_KEY: "warmup", AWS_REGION: "us-east-1", AWS_PROFILE: "", AWS_CONFIG_FILE: "/nonexistent", AWS_SHARED_CREDENTIALS_FILE: "/nonexistent" },
-    encoding: "utf8",
-    timeout: 60_000,
-  },
-);
-if (warm.error) throw warm.error;
+// Warm-up: V8's code cache holds every function a run compiled, so the runs
+// that write it should go the way users' short commands go. A local
+// stand-in for S3 (serveWarmUp below: a listing and a 1-byte object, plain
+// HTTP, nothing else) answers `ls` and then a one-object `cat` (the
+// \`pipe:\` pattern's process per shard); the second run starts from the
+// first's cache and writes it back with its own functions added. A
+// one-object cat over HTTPS costs ~4 ms less CPU than with a cache from a
+// failed listing alone (bench/README.md, 2026-11-28).
+const server = await serveWarmUp();
+const endpoint = `http://127.0.0.1:${server.address().port}`;
+let warmFailure = "";
+for (const args of [["ls", "s3://s3x-warm-up/"], ["cat", "s3://s3x-warm-up/one"]]) {
+  const result = await runWarmUp([...args, "--endpoint-url", endpoint, "--max-attempts", "1", "--no-progress"]);
+  if (result.code !== 0) warmFailure += `${args.join(" ")}: exit ${result.code}: ${result.stderr.trim()} `;
+}
+server.close();
 // Without the cache s3x still works, only its start-up is slower: say so, do not fail the build.
-if (!existsSync(`${outfile}.cache`)) console.warn(`bundle: no V8 code cache written (warm-up exited ${warm.status}): ${warm.stderr.trim()}`);
+if (!existsSync(`${outfile}.cache`) || warmFailure) console.warn(`bundle: the V8 code cache warm-up did not go as planned: ${warmFailure || "no cache written"}`);
+
+/** Runs bin/s3x.js with ARGS, writing the code cache at exit; resolves with its exit code and stderr. */
+function runWarmUp(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, "bin", "s3x.js"), ...args], {
+      env: {
+        ...process.env,
+        S3X_WRITE_CODE_CACHE: "1",
+        S3X_TLS_SESSION_CACHE: "off",
+        AWS_ACCESS_KEY_ID: "warmup",
+        AWS_SECRET_ACCESS_KEY: "warmup",
+        AWS_REGION: "us-east-1",
+        AWS_PROFILE: "",
+        AWS_CONFIG_FILE: "/nonexistent",
+        AWS_SHARED_CREDENTIALS_FILE: "/nonexistent",
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: 60_000,
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stderr }));
+  });
+}
+
+/** A stand-in for S3 on a free local port: a ListObjectsV2 page of one key, and that key's one byte. */
+function serveWarmUp() {
+  const body = "x";
+  const listing =
+    '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>s3x-warm-up</Name><Prefix></Prefix>' +
+    "<KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>" +
+    '<Contents><Key>one</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><ETag>"9dd4e461268c8034f5c8564e155c67a6"</ETag><Size>1</Size><StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>';
+  const server = createServer((req, res) => {
+    const common = { "x-amz-request-id": "warm-up", "last-modified": "Thu, 01 Jan 2026 00:00:00 GMT" };
+    if (req.url.includes("list-type=2")) {
+      res.writeHead(200, { ...common, "content-type": "application/xml", "content-length": Buffer.byteLength(listing) });
+      res.end(listing);
+    } else if (req.url.startsWith("/s3x-warm-up/one")) {
+      const ranged = req.headers.range !== undefined;
+      res.writeHead(ranged ? 206 : 200, {
+        ...common,
+        etag: '"9dd4e461268c8034f5c8564e155c67a6"',
+        "content-type": "application/octet-stream",
+        "content-length": 1,
+        ...(ranged ? { "content-range": "bytes 0-0/1" } : {}),
+      });
+      res.end(req.method === "HEAD" ? undefined : body);
+    } else {
+      res.writeHead(404, { ...common, "content-type": "application/xml" });
+      res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>warm-up</Message></Error>');
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
