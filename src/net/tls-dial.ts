@@ -62,6 +62,8 @@ export class TlsDialer {
   private readonly sessions: TlsSessionStore | undefined;
   /** Whether this process has kept a session of this address for later runs (once is enough). */
   private kept = false;
+  /** When the full handshake behind the kept session this process resumed checked the certificate; undefined if none was resumed. */
+  private keptVerifiedAt: number | undefined;
 
   constructor(
     private readonly serverName: string,
@@ -121,17 +123,22 @@ export class TlsDialer {
     if (!kept) return this.connectOnce(host, port, timeoutMs, undefined, callback);
     // A session kept a moment ago need not be written again (see TLS_SESSION_REFRESH_MS).
     if (kept.ageMs < TLS_SESSION_REFRESH_MS) this.kept = true;
+    const deadline = Date.now() + timeoutMs;
     let current: TLSSocket;
     let dropped = false;
     current = this.connectOnce(host, port, timeoutMs, kept.session, (err, socket) => {
-      if (err) {
-        this.sessions?.forget(this.serverName, host, port);
-        this.kept = false;
+      if (!err) {
+        // The next connects resume it too, unless the server gave a newer ticket (not every server gives one on a resumed connection).
+        this.session ??= kept.session;
+        this.keptVerifiedAt = kept.verifiedAt;
+        callback(null, socket);
+        return;
       }
-      // The next connects resume it too, unless the server gave a newer ticket (not every server gives one on a resumed connection).
-      else this.session ??= kept.session;
-      if (err && failedVerification(err) && !dropped) current = this.connectOnce(host, port, timeoutMs, undefined, callback);
-      else callback(err, socket);
+      this.sessions?.forget(this.serverName, host, port);
+      this.kept = false;
+      // Dialled again, once, within the probe's one deadline, with the CAs and no session: unless the address itself failed.
+      if (dropped || addressFailed(err)) callback(err, null);
+      else current = this.connectOnce(host, port, Math.max(1, deadline - Date.now()), undefined, callback);
     });
     return {
       destroy: () => {
@@ -155,21 +162,28 @@ export class TlsDialer {
     return socket;
   }
 
-  /** Keeps the first TLS 1.3 session of a verified connection for later runs. */
+  /**
+   * Keeps the first TLS 1.3 session of a verified connection for later
+   * runs. One from a resumed connection keeps the time its line's full
+   * handshake checked the certificate, so renewals never stretch the age limit.
+   */
   private keep(host: string, port: number, socket: TLSSocket, session: Buffer): void {
     if (this.kept || !this.sessions || !socket.authorized || socket.getProtocol() !== "TLSv1.3") return;
     this.kept = true;
-    this.sessions.save(this.serverName, host, port, session);
+    this.sessions.save(this.serverName, host, port, session, socket.isSessionReused() ? this.keptVerifiedAt : undefined);
   }
 }
 
 /**
- * A handshake refused for its certificate chain: what a connection with no
- * CA meets when the server did not resume the session it offered.
+ * A connect that failed for the address, not for the session offered: no
+ * answer in time, refused, unreachable. Anything else (above all, the
+ * certificate refused by a context with no CA, which is what a server that
+ * did not resume the session leads to; or a reset by a server that chokes
+ * on the session) is worth one more dial with the CAs.
  */
-function failedVerification(err: Error): boolean {
+function addressFailed(err: Error): boolean {
   const code = (err as NodeJS.ErrnoException).code ?? "";
-  return /^(UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|CERT_|ERR_TLS_CERT_ALTNAME_INVALID)/.test(code);
+  return ["UND_ERR_CONNECT_TIMEOUT", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ETIMEDOUT"].includes(code);
 }
 
 /** How a connection's handshake went, for --debug: "TLSv1.3, session resumed, ALPN http/1.1". */

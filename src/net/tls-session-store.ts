@@ -1,5 +1,5 @@
 // TLS sessions kept between runs, so that a short run's first connection resumes instead of paying a full handshake.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -8,19 +8,30 @@ export interface KeptSession {
   session: Buffer;
   /** How long ago it was kept. */
   ageMs: number;
+  /** When the full handshake its line of resumptions began with checked the certificate (ms since the epoch). */
+  verifiedAt: number;
 }
 
 /** Where an address's TLS session from an earlier run is kept, and found again. */
 export interface TlsSessionStore {
   /** The session last kept for `address:port` of `serverName`, if one is fit to offer. */
   load(serverName: string, address: string, port: number): KeptSession | undefined;
-  /** Keeps a session of a verified TLS 1.3 connection to `address:port`. */
-  save(serverName: string, address: string, port: number, session: Buffer): void;
+  /**
+   * Keeps a session of a verified TLS 1.3 connection to `address:port`;
+   * `verifiedAt`: when the certificate was last checked, if not now (a
+   * session from a resumed connection inherits its predecessor's).
+   */
+  save(serverName: string, address: string, port: number, session: Buffer, verifiedAt?: number): void;
   /** Drops what is kept for `address:port` (the server did not take it). */
   forget(serverName: string, address: string, port: number): void;
 }
 
-/** A kept session older than this is not offered (servers' TLS 1.3 tickets live up to 7 days; a changed trust should not wait that long). */
+/**
+ * A session is not offered once this long has passed since a full handshake
+ * checked the certificate, however often it was resumed and renewed since
+ * (servers' TLS 1.3 tickets live up to 7 days, and a server renews them at
+ * each resumption; an expired or replaced certificate should not go unseen longer).
+ */
 export const TLS_SESSION_MAX_AGE_MS = 12 * 3600_000;
 /**
  * A run that resumed a session kept less than this long ago does not write
@@ -34,13 +45,17 @@ const MAX_ADDRESSES = 16;
 interface StoredSession {
   /** When it was kept (ms since the epoch). */
   at: number;
+  /** When the certificate was last checked by a full handshake (ms since the epoch). */
+  verifiedAt: number;
   /** The serialised session (Node's `session` event), base64. */
   ticket: string;
 }
 
-/** One endpoint's file: its addresses' sessions. */
+/** One endpoint's file: its addresses' sessions, and what it is for (checked on reading: a file copied under another name is not taken). */
 interface EndpointFile {
-  v: 1;
+  v: 2;
+  /** A hash of the endpoint's name and port and the trust (see identityOf). */
+  identity: string;
   sessions: Record<string, StoredSession>;
 }
 
@@ -73,15 +88,18 @@ export class FileTlsSessionStore implements TlsSessionStore {
   load(serverName: string, address: string, port: number): KeptSession | undefined {
     const kept = this.fileOf(serverName, port)?.sessions[address];
     if (!kept) return undefined;
-    const ageMs = this.now() - kept.at;
-    if (!(ageMs >= 0 && ageMs < TLS_SESSION_MAX_AGE_MS)) return undefined;
-    return { session: Buffer.from(kept.ticket, "base64"), ageMs };
+    const now = this.now();
+    const ageMs = now - kept.at;
+    const sinceVerified = now - kept.verifiedAt;
+    if (!(ageMs >= 0 && sinceVerified >= ageMs && sinceVerified < TLS_SESSION_MAX_AGE_MS)) return undefined;
+    return { session: Buffer.from(kept.ticket, "base64"), ageMs, verifiedAt: kept.verifiedAt };
   }
 
-  save(serverName: string, address: string, port: number, session: Buffer): void {
+  save(serverName: string, address: string, port: number, session: Buffer, verifiedAt?: number): void {
     const file = this.fileOf(serverName, port);
     if (!file) return;
-    file.sessions[address] = { at: this.now(), ticket: session.toString("base64") };
+    const now = this.now();
+    file.sessions[address] = { at: now, verifiedAt: Math.min(verifiedAt ?? now, now), ticket: session.toString("base64") };
     const newestFirst = Object.entries(file.sessions).sort((a, b) => b[1].at - a[1].at);
     file.sessions = Object.fromEntries(newestFirst.slice(0, MAX_ADDRESSES));
     this.write(serverName, port, file);
@@ -100,31 +118,40 @@ export class FileTlsSessionStore implements TlsSessionStore {
     const path = this.pathOf(serverName, port);
     let file = this.files.get(path);
     if (!file) {
-      file = readOwnFile(path) ?? { v: 1, sessions: {} };
+      const identity = this.identityOf(serverName, port);
+      const read = readOwnFile(path);
+      file = read?.identity === identity ? read : { v: 2, identity, sessions: {} };
       this.files.set(path, file);
     }
     return file;
   }
 
+  /**
+   * Replaces the endpoint's file with this process's view of it: a cache,
+   * so two processes writing at once lose one's update, and a write that
+   * fails (disk full, read-only home) costs the next run a full handshake.
+   */
   private write(serverName: string, port: number, file: EndpointFile): void {
     const path = this.pathOf(serverName, port);
-    const temporary = `${path}.${process.pid}.tmp`;
+    // Unique across hosts sharing an NFS home, and created here or not at all ("wx").
+    const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+    let created = false;
     try {
-      // A cache: a write that fails (disk full, read-only home) costs the next run a full handshake, nothing more.
       writeFileSync(temporary, JSON.stringify(file), { mode: 0o600, flag: "wx" });
+      created = true;
       renameSync(temporary, path);
     } catch {
-      try {
-        unlinkSync(temporary);
-      } catch {
-        // nothing was written
-      }
+      if (created) unlinkQuietly(temporary);
     }
   }
 
   private pathOf(serverName: string, port: number): string {
-    const name = createHash("sha256").update(`${this.trust}\0${serverName.toLowerCase()}:${port}`).digest("hex").slice(0, 32);
-    return join(this.dir, `${name}.json`);
+    return join(this.dir, `${this.identityOf(serverName, port).slice(0, 32)}.json`);
+  }
+
+  /** What a file is for, as a hash (the file names no endpoint): the endpoint's name and port, and the trust its sessions were verified under. */
+  private identityOf(serverName: string, port: number): string {
+    return createHash("sha256").update(`${serverName.toLowerCase()}:${port}\0${this.trust}`).digest("hex");
   }
 
   /** Whether the directory is (or could be made) the user's own, closed to others. */
@@ -153,16 +180,26 @@ function readOwnFile(path: string): EndpointFile | undefined {
     const stat = fstatSync(fd);
     if (!stat.isFile() || !ownedAndPrivate(stat) || stat.size > 1 << 20) return undefined;
     const parsed = JSON.parse(readFileSync(fd, "utf8")) as Partial<EndpointFile>;
-    if (parsed.v !== 1 || typeof parsed.sessions !== "object" || parsed.sessions === null) return undefined;
+    if (parsed.v !== 2 || typeof parsed.identity !== "string" || typeof parsed.sessions !== "object" || parsed.sessions === null) return undefined;
     const sessions: Record<string, StoredSession> = {};
     for (const [address, kept] of Object.entries(parsed.sessions)) {
-      if (typeof kept?.at === "number" && typeof kept.ticket === "string") sessions[address] = { at: kept.at, ticket: kept.ticket };
+      if (typeof kept?.at === "number" && typeof kept.verifiedAt === "number" && typeof kept.ticket === "string") {
+        sessions[address] = { at: kept.at, verifiedAt: kept.verifiedAt, ticket: kept.ticket };
+      }
     }
-    return { v: 1, sessions };
+    return { v: 2, identity: parsed.identity, sessions };
   } catch {
     return undefined;
   } finally {
     closeSync(fd);
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
   }
 }
 
@@ -174,11 +211,14 @@ function ownedAndPrivate(stat: { uid: number; mode: number }): boolean {
 
 /**
  * What verified the sessions of a run, as a store keys them: the CA bundle's
- * text, or Node's root store (fixed per Node release) with NODE_EXTRA_CA_CERTS.
+ * text, or Node's root store (fixed per Node release, or OpenSSL's with
+ * --use-openssl-ca, which SSL_CERT_FILE and SSL_CERT_DIR move) with NODE_EXTRA_CA_CERTS.
  */
 export function trustOf(ca: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const openssl = `node ${process.version} openssl ${process.versions.openssl}`;
   if (ca !== undefined) return `${openssl} ca-bundle ${createHash("sha256").update(ca).digest("hex")}`;
+  const storeFlags = [...process.execArgv, env.NODE_OPTIONS ?? ""].join(" ").match(/--use-(openssl|bundled|system)-ca/g)?.join(",") ?? "";
+  const opensslStore = `${storeFlags} ${env.SSL_CERT_FILE ?? ""} ${env.SSL_CERT_DIR ?? ""}`;
   const extra = env.NODE_EXTRA_CA_CERTS;
   let extraState = "";
   if (extra) {
@@ -189,5 +229,5 @@ export function trustOf(ca: string | undefined, env: NodeJS.ProcessEnv = process
       extraState = `${extra} missing`;
     }
   }
-  return `${openssl} node-roots ${extraState}`;
+  return `${openssl} node-roots ${extraState} ${opensslStore}`;
 }

@@ -150,6 +150,12 @@ describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integrati
     assert.equal(res.code, 2, res.stderr);
     assert.equal(res.stderr.trim().split("\n").length, 1, res.stderr);
     assert.match(res.stderr, /--ca-bundle \S*damaged\.pem: not a valid PEM certificate bundle/);
+    // OpenSSL would stop at a damaged block without a word, and leave out the certificates after it.
+    const laterDamaged = join(dir, "later-damaged.pem");
+    await writeFile(laterDamaged, (await readFile(front.certFile, "utf8")) + "-----BEGIN CERTIFICATE-----\nMIIBnotbase64atall\n-----END CERTIFICATE-----\n");
+    const later = await s3x(["ls", `s3://${bucket}/`, "--ca-bundle", laterDamaged]);
+    assert.equal(later.code, 2, later.stderr);
+    assert.match(later.stderr, /later-damaged\.pem: not a valid PEM certificate bundle \(certificate 2 of 2 is damaged\)/);
   });
 
   it("a plain-HTTP endpoint never reads the bundle", async () => {

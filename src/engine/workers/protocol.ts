@@ -14,7 +14,7 @@ import type { AddressStats } from "../../net/pools.js";
 
 /** What a worker is started with (workerData): how to reach S3, without anything that is a function or a native handle. */
 export interface WorkerSetup {
-  /** The run's connection settings, without `net.debug` and `net.tls.secureContext` (the worker makes its own from `net.tls.ca`). */
+  /** The run's connection settings, without `net.debug`, `net.tls.contexts` (the worker makes its own from `net.tls.ca`) or `net.tls.sessions` (workers keep no TLS session for later runs). */
   settings: S3Settings;
   /** Whether the run prints --debug lines: the worker's pools then send theirs (DebugLine). */
   debug: boolean;

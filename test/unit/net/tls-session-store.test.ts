@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FileTlsSessionStore, TLS_SESSION_MAX_AGE_MS, trustOf } from "../../../src/net/tls-session-store.js";
@@ -80,6 +80,28 @@ describe("net/tls-session-store: TLS sessions kept between runs", () => {
     store.forget("s3.example", "10.0.0.1", 443);
     assert.equal(new FileTlsSessionStore(dir, "t").load("s3.example", "10.0.0.1", 443), undefined);
     writeFileSync(join(dir, readdirSync(dir)[0]), "{not json", { mode: 0o600 });
+    assert.equal(new FileTlsSessionStore(dir, "t").load("s3.example", "10.0.0.1", 443), undefined);
+  });
+
+  it("counts the age limit from the full handshake that checked the certificate, however often the session was renewed since", () => {
+    let now = 1_000_000;
+    const verifiedAt = now;
+    now += TLS_SESSION_MAX_AGE_MS - 60_000;
+    // A ticket from a resumed connection, kept a moment ago, inherits its line's check time.
+    new FileTlsSessionStore(dir, "t", () => now).save("s3.example", "10.0.0.1", 443, ticket, verifiedAt);
+    const kept = new FileTlsSessionStore(dir, "t", () => now).load("s3.example", "10.0.0.1", 443);
+    assert.equal(kept?.verifiedAt, verifiedAt);
+    assert.equal(kept?.ageMs, 0);
+    now += 60_000;
+    assert.equal(new FileTlsSessionStore(dir, "t", () => now).load("s3.example", "10.0.0.1", 443), undefined, "12 hours after the certificate was checked");
+  });
+
+  it("takes no file made for another endpoint or trust, even under this one's name", () => {
+    new FileTlsSessionStore(dir, "t").save("other.example", "10.0.0.1", 443, ticket);
+    const other = join(dir, readdirSync(dir)[0]);
+    new FileTlsSessionStore(dir, "t").save("s3.example", "10.0.0.2", 443, ticket);
+    const mine = readdirSync(dir).map((name) => join(dir, name)).find((path) => path !== other)!;
+    copyFileSync(other, mine);
     assert.equal(new FileTlsSessionStore(dir, "t").load("s3.example", "10.0.0.1", 443), undefined);
   });
 
