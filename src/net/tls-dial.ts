@@ -123,6 +123,8 @@ export class TlsDialer {
     if (!kept) return this.connectOnce(host, port, timeoutMs, undefined, callback);
     // A session kept a moment ago need not be written again (see TLS_SESSION_REFRESH_MS).
     if (kept.ageMs < TLS_SESSION_REFRESH_MS) this.kept = true;
+    // Set before the dial: the server's newer ticket may arrive before "secureConnect" is handled.
+    this.keptVerifiedAt = kept.verifiedAt;
     const deadline = Date.now() + timeoutMs;
     let current: TLSSocket;
     let dropped = false;
@@ -130,12 +132,12 @@ export class TlsDialer {
       if (!err) {
         // The next connects resume it too, unless the server gave a newer ticket (not every server gives one on a resumed connection).
         this.session ??= kept.session;
-        this.keptVerifiedAt = kept.verifiedAt;
         callback(null, socket);
         return;
       }
       this.sessions?.forget(this.serverName, host, port);
       this.kept = false;
+      this.keptVerifiedAt = undefined;
       // Dialled again, once, within the probe's one deadline, with the CAs and no session: unless the address itself failed.
       if (dropped || addressFailed(err)) callback(err, null);
       else current = this.connectOnce(host, port, Math.max(1, deadline - Date.now()), undefined, callback);
