@@ -75,6 +75,8 @@ export class Session {
     const settings = { ...options.connection, net: { ...options.connection.net, debug, onAddressBad }, requests: sessionOptions.requests };
     for (const line of options.sources.debugLines) debug?.(line);
     debug?.(`region ${config.region} (${config.regionSource}), endpoint ${config.endpointUrl ? `${config.endpointUrl} (${config.endpointSource})` : "AWS"}${config.profile ? `, profile ${config.profile}` : ""}`);
+    const tls = settings.net.tls;
+    if (debug && tls) debug(tls.sessions?.describe() ?? `TLS sessions not kept (${tls.verify ? "S3X_TLS_SESSION_CACHE=off" : "--no-verify-ssl"})`);
     this.endpointUrl = settings.endpointUrl;
     this.endpoint = settings.endpointUrl ?? "aws";
     this.connection = connect(settings);

@@ -24,6 +24,8 @@ export interface TlsSessionStore {
   save(serverName: string, address: string, port: number, session: Buffer, verifiedAt?: number): void;
   /** Drops what is kept for `address:port` (the server did not take it). */
   forget(serverName: string, address: string, port: number): void;
+  /** Where sessions are kept, or why they are not, for --debug. */
+  describe(): string;
 }
 
 /**
@@ -110,6 +112,12 @@ export class FileTlsSessionStore implements TlsSessionStore {
     if (!file?.sessions[address]) return;
     delete file.sessions[address];
     this.write(serverName, port, file);
+  }
+
+  describe(): string {
+    return this.directoryUsable()
+      ? `TLS sessions kept between runs in ${this.dir}`
+      : `TLS sessions not kept: ${this.dir} cannot be made, or is not this user's own directory closed to others (0700)`;
   }
 
   /** The endpoint's file, read at first use; undefined when the directory is not fit to use. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileHash, randomFile, runS3x } from "../support/cli.js";
 import { objectExists, objectHash, openUploads, type TestS3 } from "../support/s3-server.js";
@@ -118,6 +118,7 @@ describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integrati
     const first = await cat(trust);
     assert.equal(first.code, 0, first.stderr);
     assert.equal(handshakes(first.stderr)[0], "full handshake");
+    assert.ok(first.stderr.includes(`s3x: debug: TLS sessions kept between runs in ${cache}\n`), first.stderr);
     assert.equal((await readdir(cache)).length, 1, "one endpoint file kept");
     for (let run = 0; run < 2; run++) {
       const next = await cat(trust);
@@ -136,9 +137,18 @@ describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integrati
     const off = await cat(trust, "off");
     assert.equal(off.code, 0, off.stderr);
     assert.equal(handshakes(off.stderr)[0], "full handshake");
+    assert.match(off.stderr, /s3x: debug: TLS sessions not kept \(S3X_TLS_SESSION_CACHE=off\)/);
+    // A directory others may enter is not used, and --debug says so.
+    await chmod(cache, 0o755);
+    const open = await cat(trust);
+    assert.equal(open.code, 0, open.stderr);
+    assert.equal(handshakes(open.stderr)[0], "full handshake");
+    assert.match(open.stderr, /TLS sessions not kept: \S+ cannot be made, or is not this user's own directory closed to others \(0700\)/);
+    await chmod(cache, 0o700);
     const unverified = join(dir, "tls-sessions-unverified");
     const noVerify = await cat(["--no-verify-ssl"], unverified);
     assert.equal(noVerify.code, 0, noVerify.stderr);
+    assert.match(noVerify.stderr, /TLS sessions not kept \(--no-verify-ssl\)/);
     assert.equal(fileHashOf(noVerify.stdout), want);
     await assert.rejects(readdir(unverified), "nothing kept from a connection that verified nothing");
   });
