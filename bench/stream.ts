@@ -87,13 +87,19 @@ function q(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Runs a bash command; `{TIME}` marks what GNU time accounts to the client (with its children). */
-function timed(command: string, env: NodeJS.ProcessEnv, timeFile: string): Sample {
-  const line = command.replaceAll("{TIME}", `/usr/bin/time -a -o ${q(timeFile)} -f "%U %S %M"`);
+/** Runs a bash command (with a 900 s limit) after removing `timeFile`: its wall time, output and failure. */
+function runBash(line: string, env: NodeJS.ProcessEnv, timeFile: string): { wall: number; out: string; stderr: string; error?: string } {
   rmSync(timeFile, { force: true });
   const started = process.hrtime.bigint();
   const res = spawnSync("timeout", ["-k", "10", "900", "bash", "-o", "pipefail", "-c", line], { env, encoding: "utf8", maxBuffer: 64 * MiB });
   const wall = Number(process.hrtime.bigint() - started) / 1e9;
+  const error = res.status === 0 ? undefined : `exit ${res.status ?? res.signal}: ${res.stderr.trim().split("\n").slice(-2).join(" / ").slice(0, 300)}`;
+  return { wall, out: res.stdout, stderr: res.stderr, error };
+}
+
+/** Runs a bash command; `{TIME}` marks what GNU time accounts to the client (with its children). */
+function timed(command: string, env: NodeJS.ProcessEnv, timeFile: string): Sample {
+  const { wall, out, stderr, error } = runBash(command.replaceAll("{TIME}", `/usr/bin/time -a -o ${q(timeFile)} -f "%U %S %M"`), env, timeFile);
   let cpu = 0;
   let rss = 0;
   try {
@@ -104,10 +110,9 @@ function timed(command: string, env: NodeJS.ProcessEnv, timeFile: string): Sampl
       rss = Math.max(rss, maxKb / 1024);
     }
   } catch {
-    return { wall, cpu: NaN, rssMiB: NaN, out: res.stdout, error: `no GNU time output: ${res.stderr.trim().slice(-300)}` };
+    return { wall, cpu: NaN, rssMiB: NaN, out, error: `no GNU time output: ${stderr.trim().slice(-300)}` };
   }
-  const error = res.status === 0 ? undefined : `exit ${res.status ?? res.signal}: ${res.stderr.trim().split("\n").slice(-2).join(" / ").slice(0, 300)}`;
-  return { wall, cpu, rssMiB: rss, out: res.stdout, error };
+  return { wall, cpu, rssMiB: rss, out, error };
 }
 
 /**
@@ -117,24 +122,17 @@ function timed(command: string, env: NodeJS.ProcessEnv, timeFile: string): Sampl
  * a process that lives 50 ms, as `cat`'s start-up does.
  */
 function timedPrecisely(command: string, env: NodeJS.ProcessEnv, timeFile: string): Sample {
-  rmSync(timeFile, { force: true });
-  const started = process.hrtime.bigint();
-  const res = spawnSync("timeout", ["-k", "10", "900", "bash", "-o", "pipefail", "-c", command], { env, encoding: "utf8", maxBuffer: 64 * MiB });
-  const wall = Number(process.hrtime.bigint() - started) / 1e9;
-  const error = res.status === 0 ? undefined : `exit ${res.status ?? res.signal}: ${res.stderr.trim().split("\n").slice(-2).join(" / ").slice(0, 300)}`;
-  let children: string | undefined;
+  const { wall, out, stderr, error } = runBash(command, env, timeFile);
+  let children = "";
   try {
     // `times`: the shell's own user and system time, then its children's, e.g. "0m0.041s 0m0.012s".
-    children = readFileSync(timeFile, "utf8").trim().split("\n")[1];
+    children = readFileSync(timeFile, "utf8").trim().split("\n")[1] ?? "";
   } catch {
-    children = undefined;
+    // no output: reported below
   }
-  const seconds = (children ?? "").match(/(\d+)m([\d.]+)s/g)?.map((t) => {
-    const [, m, sec] = /(\d+)m([\d.]+)s/.exec(t)!;
-    return Number(m) * 60 + Number(sec);
-  });
-  if (!seconds || seconds.length !== 2) return { wall, cpu: NaN, rssMiB: NaN, out: res.stdout, error: error ?? `no \`times\` output: ${res.stderr.trim().slice(-300)}` };
-  return { wall, cpu: seconds[0]! + seconds[1]!, rssMiB: NaN, out: res.stdout, error };
+  const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map(([, minutes, secs]) => Number(minutes) * 60 + Number(secs));
+  if (seconds.length !== 2) return { wall, cpu: NaN, rssMiB: NaN, out, error: error ?? `no \`times\` output: ${stderr.trim().slice(-300)}` };
+  return { wall, cpu: seconds[0]! + seconds[1]!, rssMiB: NaN, out, error };
 }
 
 /** The commands of each tool for one workload; each prints the consumer's output. */

@@ -57,6 +57,8 @@ export function adoptReads(socket: Socket, reader: SocketReader): boolean {
 export class TlsDialer {
   /** The last session ticket the server gave on any connection to this address. */
   private session: Buffer | undefined;
+  /** Whether certificates are checked (--no-verify-ssl: false). */
+  private readonly verify: boolean;
   private readonly contexts: SecureContexts;
   /** Sessions kept between runs; only where certificates are verified. */
   private readonly sessions: TlsSessionStore | undefined;
@@ -67,11 +69,11 @@ export class TlsDialer {
 
   constructor(
     private readonly serverName: string,
-    private readonly settings: TlsSettings | undefined,
+    settings: TlsSettings | undefined,
   ) {
-    const verify = settings?.verify ?? true;
-    this.contexts = settings?.contexts ?? new SecureContexts(settings?.ca, verify);
-    this.sessions = verify ? settings?.sessions : undefined;
+    this.verify = settings?.verify ?? true;
+    this.contexts = settings?.contexts ?? new SecureContexts(settings?.ca, this.verify);
+    this.sessions = this.verify ? settings?.sessions : undefined;
   }
 
   /**
@@ -89,7 +91,7 @@ export class TlsDialer {
       port,
       servername: isIP(this.serverName) ? undefined : this.serverName,
       secureContext: kept ? this.contexts.resumeOnly() : this.contexts.verifying(),
-      rejectUnauthorized: this.settings?.verify ?? true,
+      rejectUnauthorized: this.verify,
       ALPNProtocols: ["http/1.1"],
       session: kept ?? this.session,
       onread: {

@@ -76,7 +76,7 @@ interface EndpointFile {
  * ~/.aws/credentials should be, or nothing in them is used.
  */
 export class FileTlsSessionStore implements TlsSessionStore {
-  /** Each endpoint's file as read once by this process. */
+  /** Each endpoint's file as read once by this process, by its identity (identityOf). */
   private readonly files = new Map<string, EndpointFile>();
   private usable: boolean | undefined;
 
@@ -104,14 +104,14 @@ export class FileTlsSessionStore implements TlsSessionStore {
     file.sessions[address] = { at: now, verifiedAt: Math.min(verifiedAt ?? now, now), ticket: session.toString("base64") };
     const newestFirst = Object.entries(file.sessions).sort((a, b) => b[1].at - a[1].at);
     file.sessions = Object.fromEntries(newestFirst.slice(0, MAX_ADDRESSES));
-    this.write(serverName, port, file);
+    this.write(file);
   }
 
   forget(serverName: string, address: string, port: number): void {
     const file = this.fileOf(serverName, port);
     if (!file?.sessions[address]) return;
     delete file.sessions[address];
-    this.write(serverName, port, file);
+    this.write(file);
   }
 
   describe(): string {
@@ -123,13 +123,12 @@ export class FileTlsSessionStore implements TlsSessionStore {
   /** The endpoint's file, read at first use; undefined when the directory is not fit to use. */
   private fileOf(serverName: string, port: number): EndpointFile | undefined {
     if (!this.directoryUsable()) return undefined;
-    const path = this.pathOf(serverName, port);
-    let file = this.files.get(path);
+    const identity = this.identityOf(serverName, port);
+    let file = this.files.get(identity);
     if (!file) {
-      const identity = this.identityOf(serverName, port);
-      const read = readOwnFile(path);
+      const read = readOwnFile(this.pathOf(identity));
       file = read?.identity === identity ? read : { v: 2, identity, sessions: {} };
-      this.files.set(path, file);
+      this.files.set(identity, file);
     }
     return file;
   }
@@ -139,8 +138,8 @@ export class FileTlsSessionStore implements TlsSessionStore {
    * so two processes writing at once lose one's update, and a write that
    * fails (disk full, read-only home) costs the next run a full handshake.
    */
-  private write(serverName: string, port: number, file: EndpointFile): void {
-    const path = this.pathOf(serverName, port);
+  private write(file: EndpointFile): void {
+    const path = this.pathOf(file.identity);
     // Unique across hosts sharing an NFS home, and created here or not at all ("wx").
     const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
     let created = false;
@@ -153,8 +152,8 @@ export class FileTlsSessionStore implements TlsSessionStore {
     }
   }
 
-  private pathOf(serverName: string, port: number): string {
-    return join(this.dir, `${this.identityOf(serverName, port).slice(0, 32)}.json`);
+  private pathOf(identity: string): string {
+    return join(this.dir, `${identity.slice(0, 32)}.json`);
   }
 
   /** What a file is for, as a hash (the file names no endpoint): the endpoint's name and port, and the trust its sessions were verified under. */

@@ -227,34 +227,39 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
     assert.deepEqual(readdirSync(storeDir), [basename(file)], "nor any temporary file");
   });
 
+  /**
+   * A run that keeps its session in `storeDir`, then another server process
+   * on the same address and port (with `certificate`): its ticket keys are
+   * new, so the kept session means nothing to it. Returns that server.
+   */
+  async function keptThenRestarted(storeDir: string, certificate = cert): Promise<TlsServer> {
+    const first = await serve(payload.subarray(0, 1000));
+    server = first;
+    await runOnce(first, storeDir);
+    await new Promise<void>((resolve) => first.server.close(() => resolve()));
+    server = await serve(payload.subarray(0, 1000), first.port, certificate);
+    return server;
+  }
+
   it("dials again with the CAs when the server does not take the kept session, and keeps the new one", async () => {
     const storeDir = join(dir, "sessions-refused");
-    server = await serve(payload.subarray(0, 1000));
-    await runOnce(server, storeDir);
-    const port = server.port;
-    await new Promise<void>((resolve) => server!.server.close(() => resolve()));
-    // The same address and port, another server process: its ticket keys are new, the kept session means nothing to it.
-    server = await serve(payload.subarray(0, 1000), port);
+    const restarted = await keptThenRestarted(storeDir);
+    const port = restarted.port;
     const kept = new FileTlsSessionStore(storeDir, "test trust").load("localhost", "127.0.0.1", port);
     assert.ok(kept);
-    const again = await runOnce(server, storeDir);
-    assert.deepEqual(server.resumed, [false], "one full handshake carried the request (the refused attempt never reached a request)");
+    const again = await runOnce(restarted, storeDir);
+    assert.deepEqual(restarted.resumed, [false], "one full handshake carried the request (the refused attempt never reached a request)");
     assert.equal(again.verifyingAsked, 1);
     const now = new FileTlsSessionStore(storeDir, "test trust").load("localhost", "127.0.0.1", port);
     assert.ok(now && !now.session.equals(kept.session), "the new server's session replaced the refused one");
-    await runOnce(server, storeDir);
-    assert.deepEqual(server.resumed, [false, true]);
+    await runOnce(restarted, storeDir);
+    assert.deepEqual(restarted.resumed, [false, true]);
   });
 
   it("never trusts a server for a kept session it cannot resume: another certificate on that address is refused", async () => {
     const storeDir = join(dir, "sessions-impostor");
-    server = await serve(payload.subarray(0, 1000));
-    await runOnce(server, storeDir);
-    const port = server.port;
-    await new Promise<void>((resolve) => server!.server.close(() => resolve()));
-    const impostor = makeCertificate(dir, "impostor");
-    server = await serve(payload.subarray(0, 1000), port, impostor);
-    await assert.rejects(runOnce(server, storeDir), (err: Error & { code?: string }) => err.code === "DEPTH_ZERO_SELF_SIGNED_CERT");
-    assert.equal(server.bodies.length, 0);
+    const impostor = await keptThenRestarted(storeDir, makeCertificate(dir, "impostor"));
+    await assert.rejects(runOnce(impostor, storeDir), (err: Error & { code?: string }) => err.code === "DEPTH_ZERO_SELF_SIGNED_CERT");
+    assert.equal(impostor.bodies.length, 0);
   });
 });
