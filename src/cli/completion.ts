@@ -2,12 +2,10 @@ import yargs, { type Argv } from "yargs";
 import { bucketList } from "../engine/single-requests.js";
 import { listObjectPages } from "../engine/listing.js";
 import type { TransferContext } from "../engine/context.js";
-import { UsageError } from "../plan/location.js";
 import { withCommonOptions, type CommonArgs } from "./options.js";
-import { declarePositional } from "./option-table.js";
 import { resolveOptionSources, resolveRunOptions, type OptionSources } from "./resolve-options.js";
 import { Session } from "./session.js";
-import { COMPLETION_SHELLS, completionScript, type CompletionShell } from "./completion-scripts.js";
+import { COMPLETION_SHELLS } from "./completion-scripts.js";
 
 /**
  * Tab completion, as aws_completer does it: the shell script that
@@ -17,11 +15,10 @@ import { COMPLETION_SHELLS, completionScript, type CompletionShell } from "./com
  * lists: no hidden aws-compat option, short aliases as `-q`, `--no-X` for
  * the switches that are on by default) and S3 URLs, listed with the user's
  * credentials and endpoint like `ls` does. A local path is left to the
- * shell's own file completion.
+ * shell's own file completion. The `completion` command that prints the
+ * script is cli/commands/completion.ts. This module is loaded only to
+ * answer a request (it loads yargs).
  */
-
-/** The first argument of a completion request (never a command name or a path a user types). */
-export const COMPLETE_REQUEST = "__complete";
 
 /** The builder of each command, by name: its options and, for the command names, the keys. */
 export type CommandBuilders = Record<string, (y: Argv) => unknown>;
@@ -38,27 +35,6 @@ const REMOTE_BUDGET_MS = 2_000;
 /** A request's own limits inside that budget, in seconds (the options' units). */
 const REMOTE_CONNECT_TIMEOUT_S = 1;
 const REMOTE_READ_TIMEOUT_S = 1.5;
-
-export function completionBuilder(y: Argv) {
-  return declarePositional(y, "shell", "completion", `${COMPLETION_SHELLS.join(", ")} (default: from $SHELL, else bash)`);
-}
-
-/** `s3x completion [SHELL]`: the script, for the shell named or the user's login shell ($SHELL). */
-export function runCompletion(shell: string | undefined): number {
-  const chosen = shell ?? guessShell(process.env.SHELL);
-  if (!isShell(chosen)) throw new UsageError(`completion: unknown shell "${chosen}": give one of ${COMPLETION_SHELLS.join(", ")}`);
-  process.stdout.write(completionScript(chosen));
-  return 0;
-}
-
-function isShell(name: string): name is CompletionShell {
-  return (COMPLETION_SHELLS as readonly string[]).includes(name);
-}
-
-function guessShell(loginShell: string | undefined): CompletionShell {
-  const name = loginShell?.split("/").pop() ?? "";
-  return isShell(name) ? name : "bash";
-}
 
 /**
  * Answers one completion request: `words` are those after "s3x", the last
