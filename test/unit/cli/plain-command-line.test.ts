@@ -73,6 +73,8 @@ describe("plain command lines: yargs-parser alone gives what yargs gives", funct
     const lines = [
       ["rm", "s3://b/p/", "-rq"],
       ["ls", "12"],
+      ["ls", "s3://b/", "--region", "a", "--region", "b", "--page-size=1", "--page-size", "2"],
+      ["cp", "-", "s3://b/k", "--expected-size", "-", "--metadata", "a=b,c=d", "--endpoint-url="],
       ["cp", "007", "0x10", "--resolve", "h=1.2.3.4", "--resolve", "h=::1", "--exclude", "*", "--include", "a*"],
       ["cat", "s3://b/k", "--endpoint-url", "http://127.0.0.1:9000", "--region", "eu-west-1", "--no-sign-request", "--no-verify-ssl", "--max-attempts", "3", "--quiet", "--no-progress"],
     ];
