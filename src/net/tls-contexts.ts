@@ -30,6 +30,11 @@ export class SecureContexts {
     readonly verify: boolean,
   ) {}
 
+  /** Whether the context with the CAs exists yet (its cost is paid). */
+  get madeVerifying(): boolean {
+    return this.verifyingContext !== undefined;
+  }
+
   /** The context of a connection that may need a full handshake. */
   verifying(): SecureContext {
     if (!this.verify) return this.resumeOnly();

@@ -66,6 +66,8 @@ export class TlsDialer {
   private kept = false;
   /** When the full handshake behind the kept session this process resumed checked the certificate; undefined if none was resumed. */
   private keptVerifiedAt: number | undefined;
+  /** Whether pool connections may offer `session` with no CA (see `connect`); off once a server refused one. */
+  private resumeWithoutCa = true;
 
   constructor(
     private readonly serverName: string,
@@ -77,12 +79,33 @@ export class TlsDialer {
   }
 
   /**
+   * A pool connection's socket (net/http1/connection.ts). While this process
+   * holds a session of the address but has loaded no CA (its probe resumed a
+   * session kept by an earlier run), the connection offers that session with
+   * no CA, as the probe did: otherwise the second connection of a run would
+   * load them (~20 ms of CPU) only to resume the same session. `withoutCa`
+   * then says that a handshake that fails, before anything was sent, is to
+   * be dialled again with `dialWithCa`.
+   */
+  connect(host: string, port: number, reader: SocketReader): { socket: TLSSocket; withoutCa: boolean } {
+    const withoutCa = this.verify && this.resumeWithoutCa && this.session !== undefined && !this.contexts.madeVerifying;
+    return { socket: this.dial(host, port, reader, withoutCa ? this.session : undefined), withoutCa };
+  }
+
+  /** The connection again with the CAs, after a handshake without them failed; later connections take the CAs from the start. */
+  dialWithCa(host: string, port: number, reader: SocketReader): TLSSocket {
+    this.resumeWithoutCa = false;
+    return this.dial(host, port, reader);
+  }
+
+  /**
    * A TLS socket connecting to `host` (an address) on `port`; "secureConnect"
    * says when it is ready. Its reads go to `reader`, or to whoever
-   * `adoptReads` names later; never to "data" events. `kept`: a session of
-   * an earlier run to resume, with no CA (see the class comment).
+   * `adoptReads` names later; never to "data" events. `resumeWithoutCa`: a
+   * verified session (of an earlier run, or of this one) to resume with no
+   * CA (see the class comment).
    */
-  dial(host: string, port: number, reader?: SocketReader, kept?: Buffer): TLSSocket {
+  private dial(host: string, port: number, reader?: SocketReader, resumeWithoutCa?: Buffer): TLSSocket {
     const route: ReadRoute = { reader };
     // node:tls is loaded at the first https connect, not at start-up (see cli/options.ts).
     // `onread` is a documented tls.connect option that @types/node leaves out of ConnectionOptions.
@@ -90,10 +113,10 @@ export class TlsDialer {
       host,
       port,
       servername: isIP(this.serverName) ? undefined : this.serverName,
-      secureContext: kept ? this.contexts.resumeOnly() : this.contexts.verifying(),
+      secureContext: resumeWithoutCa ? this.contexts.resumeOnly() : this.contexts.verifying(),
       rejectUnauthorized: this.verify,
       ALPNProtocols: ["http/1.1"],
-      session: kept ?? this.session,
+      session: resumeWithoutCa ?? this.session,
       onread: {
         // Bytes before anyone reads (none should come: the server speaks when asked) go to a scratch buffer of the socket's own.
         buffer: () => route.reader?.nextBuffer() ?? (route.unclaimed ??= Buffer.alloc(1024)),
@@ -185,7 +208,7 @@ export class TlsDialer {
  * did not resume the session leads to; or a reset by a server that chokes
  * on the session) is worth one more dial with the CAs.
  */
-function addressFailed(err: Error): boolean {
+export function addressFailed(err: Error): boolean {
   const code = (err as NodeJS.ErrnoException).code ?? "";
   return ["UND_ERR_CONNECT_TIMEOUT", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ETIMEDOUT"].includes(code);
 }

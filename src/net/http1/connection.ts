@@ -1,12 +1,13 @@
-import { connect, isIP, type Socket } from "node:net";
-import type { TLSSocket } from "node:tls";
+import type { Socket } from "node:net";
 import type { FrontEndAddress } from "../pools.js";
 import { codedError } from "../failures.js";
-import { UPLOAD_SLICE_BYTES, sentInSlices } from "../upload-slices.js";
-import { dropEmptyLines, headEnd, parseHead, type ParsedHead } from "./response-head.js";
+import { sentInSlices } from "../upload-slices.js";
+import { writeRequest } from "./request-writer.js";
+import { dropEmptyLines, headIn } from "./response-head.js";
 import type { Exchange } from "./exchange.js";
 import { IDLE_TIMEOUT_MS, timeoutFailure, type Phase, type RawTimeouts } from "./phases.js";
-import { adoptReads, tlsSummary, type SocketReader } from "../tls-dial.js";
+import { addressFailed, type SocketReader } from "../tls-dial.js";
+import { openSocket, redialWithCa, tlsConnectionLine } from "./dial.js";
 
 /** Header reads (and chunked or error bodies) go through this much scratch space per connection. */
 const SCRATCH_BYTES = 64 * 1024;
@@ -29,7 +30,8 @@ export interface ConnectionOwner {
  * heads, the waiting part buffer for bodies: see net/http1/request.ts).
  */
 export class RawConnection implements SocketReader {
-  private readonly socket: Socket;
+  /** Replaced once at most: by the dial with the CAs after a handshake without them failed (onSocketError). */
+  private socket: Socket;
   private readonly scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
   /** Bytes of a header block gathered so far at the start of `scratch`. */
   private headerBytes = 0;
@@ -49,51 +51,62 @@ export class RawConnection implements SocketReader {
   private handedOut: Uint8Array | undefined;
   /** What `nextBuffer` names while paused (allocated at the first pause). */
   private overflow: Buffer | undefined;
+  /** The socket offers a session with no CA: a failed handshake is dialled again with them (onSocketError). */
+  private caOnRetry = false;
+  /** A request that waits for the handshake, so that it can go on the second dial if the first fails. */
+  private waitingRequest: { head: string; body: Uint8Array | undefined } | undefined;
 
   constructor(
     private readonly owner: ConnectionOwner,
     readonly address: FrontEndAddress,
-    port: number,
+    private readonly port: number,
     /** Over TLS: a socket already connected (a probe's), else one is dialled. */
     spare?: Socket,
   ) {
-    const host = address.address;
-    const tls = address.tls;
-    // Both read with `onread`: each read (over TLS, each decrypted record) lands where `nextBuffer` says.
-    if (tls) {
-      this.socket = spare && adoptReads(spare, this) ? spare : tls.dial(host, port, this);
-    } else {
-      this.socket = connect({
-        host,
-        port,
-        family: isIP(host) || undefined,
-        noDelay: true,
-        onread: { buffer: () => this.nextBuffer(), callback: (n: number, buf: Uint8Array) => this.onRead(n, buf) },
-      });
-    }
-    // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
-    this.socket.resume();
-    const onConnect = (): void => {
-      if (tls) this.noteTls(port);
-      if (this.phase === "connecting") this.phase = this.exchange ? (this.sending ? "sending" : "headers") : "idle";
-      this.socket.setTimeout(this.phase === "sending" ? owner.timeouts.stallTimeoutMs : this.exchange ? owner.timeouts.firstByteTimeoutMs : IDLE_TIMEOUT_MS);
-    };
-    if (spare) onConnect();
-    else {
-      this.socket.setTimeout(owner.timeouts.connectTimeoutMs);
-      this.socket.on(tls ? "secureConnect" : "connect", onConnect);
-    }
-    this.socket.on("timeout", () => this.onTimeout());
-    this.socket.on("error", (err) => this.fail(err));
-    this.socket.on("end", () => this.onEnd());
-    this.socket.on("close", () => this.onEnd());
+    const opened = openSocket(address, port, this, spare);
+    this.socket = opened.socket;
+    this.caOnRetry = opened.withoutCa;
+    this.watch(opened.connected);
   }
 
-  /** A --debug line per TLS connection: that it is s3x's own client's, and how its handshake went. */
-  private noteTls(port: number): void {
-    const debug = this.owner.timeouts.debug;
-    if (!debug) return;
-    debug(`${this.address.address}:${port}: TLS connection of s3x's HTTP/1.1 client (${tlsSummary(this.socket as TLSSocket)})`);
+  /** Follows the socket's events; `connected`: it is connected already (a probe's). */
+  private watch(connected: boolean): void {
+    const socket = this.socket;
+    // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
+    socket.resume();
+    if (connected) this.onConnect();
+    else {
+      socket.setTimeout(this.owner.timeouts.connectTimeoutMs);
+      socket.on(this.address.tls ? "secureConnect" : "connect", () => this.onConnect());
+    }
+    socket.on("timeout", () => this.onTimeout());
+    socket.on("error", (err) => this.onSocketError(err));
+    socket.on("end", () => this.onEnd());
+    socket.on("close", () => this.onEnd());
+  }
+
+  private onConnect(): void {
+    if (this.address.tls) this.owner.timeouts.debug?.(tlsConnectionLine(this.address, this.port, this.socket));
+    this.caOnRetry = false;
+    if (this.phase === "connecting") this.phase = this.exchange ? (this.sending ? "sending" : "headers") : "idle";
+    this.socket.setTimeout(this.phase === "sending" ? this.owner.timeouts.stallTimeoutMs : this.exchange ? this.owner.timeouts.firstByteTimeoutMs : IDLE_TIMEOUT_MS);
+    const waiting = this.waitingRequest;
+    this.waitingRequest = undefined;
+    if (waiting && this.exchange) this.send(this.exchange, waiting.head, waiting.body);
+  }
+
+  /**
+   * A handshake that offered the session with no CA and failed (the server
+   * did not resume it: the certificate could not be checked), before
+   * anything was sent: the same connection again, with the CAs. A failure
+   * of the address itself (refused, unreachable, no answer) is one.
+   */
+  private onSocketError(err: Error): void {
+    if (!this.caOnRetry || this.phase !== "connecting" || this.destroyed || addressFailed(err)) return this.fail(err);
+    this.caOnRetry = false;
+    this.socket = redialWithCa(this.socket, this.address, this.port, this);
+    if (!this.exchange) this.socket.unref();
+    this.watch(false);
   }
 
   get usable(): boolean {
@@ -109,43 +122,29 @@ export class RawConnection implements SocketReader {
       this.phase = "headers";
       this.socket.setTimeout(this.owner.timeouts.firstByteTimeoutMs);
     }
-    if (!body || body.byteLength === 0) {
-      this.socket.write(head, "latin1");
-      return;
-    }
-    if (!sentInSlices(body.byteLength)) {
-      // Head and body in one writev.
-      this.socket.cork();
-      this.socket.write(head, "latin1");
-      this.socket.write(body);
-      this.socket.uncork();
-      return;
-    }
-    this.sending = true;
-    if (this.phase === "headers") {
-      this.phase = "sending";
-      this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
-    }
-    this.socket.write(head, "latin1");
-    this.sendSlice(exchange, body, 0);
+    // TLS sends nothing before its handshake ends anyway: waiting for it costs no time.
+    if (this.caOnRetry && this.phase === "connecting") this.waitingRequest = { head, body };
+    else this.send(exchange, head, body);
   }
 
-  /**
-   * Writes the slice of `body` at `offset`, and the next one once the kernel
-   * has taken it. A connection that failed or moved on stops here.
-   */
-  private sendSlice(exchange: Exchange, body: Uint8Array, offset: number): void {
-    const end = Math.min(body.byteLength, offset + UPLOAD_SLICE_BYTES);
-    this.socket.write(body.subarray(offset, end), (err) => {
-      if (err || this.destroyed || this.exchange !== exchange) return;
-      exchange.noteSent(end - offset);
-      if (end < body.byteLength) return this.sendSlice(exchange, body, end);
-      this.sending = false;
-      if (this.phase === "sending") {
+  private send(exchange: Exchange, head: string, body: Uint8Array | undefined): void {
+    if (body && sentInSlices(body.byteLength)) {
+      this.sending = true;
+      if (this.phase === "headers") {
+        this.phase = "sending";
+        this.socket.setTimeout(this.owner.timeouts.stallTimeoutMs);
+      }
+    }
+    writeRequest(this.socket, head, body, {
+      stillWanted: () => !this.destroyed && this.exchange === exchange,
+      sent: (n) => exchange.noteSent(n),
+      done: () => {
+        this.sending = false;
+        if (this.phase !== "sending") return;
         // All sent: now the server has until the first-byte timeout to answer.
         this.phase = "headers";
         this.socket.setTimeout(this.owner.timeouts.firstByteTimeoutMs);
-      }
+      },
     });
   }
 
@@ -315,19 +314,15 @@ export class RawConnection implements SocketReader {
   private onHeaderBytes(exchange: Exchange, n: number): boolean {
     if (this.headerBytes === 0 && (n = dropEmptyLines(this.scratch, n)) === 0) return true;
     this.headerBytes += n;
-    let end = -1;
-    let head: ParsedHead | undefined;
+    let found: ReturnType<typeof headIn>;
     try {
-      end = headEnd(this.scratch.subarray(0, this.headerBytes), this.headerBytes - n);
-      if (end >= 0) head = parseHead(this.scratch.toString("latin1", 0, end));
+      found = headIn(this.scratch, this.headerBytes, n);
     } catch (err) {
       this.fail(err as Error);
       return false;
     }
-    if (!head) {
-      if (this.headerBytes >= SCRATCH_BYTES) this.fail(codedError("UND_ERR_HEADERS_OVERFLOW", `response headers too large (over ${SCRATCH_BYTES / 1024} KiB)`));
-      return true;
-    }
+    if (!found) return true;
+    const { head, end } = found;
     const rest = this.scratch.subarray(end + 4, this.headerBytes);
     if (head.status < 200) {
       // 100 Continue and friends: the real answer follows.

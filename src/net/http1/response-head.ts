@@ -135,3 +135,15 @@ export function framingOf(head: ParsedHead, headOnly: boolean): { framing: Frami
   const keepAlive = framing !== "close" && (head.http10 ? connection.includes("keep-alive") : !connection.includes("close"));
   return { framing, length, keepAlive };
 }
+
+/**
+ * The head among the first `filled` bytes of `scratch`, the last `added` of
+ * them just read: undefined while it is incomplete. Throws on a malformed
+ * head, or one that fills `scratch` and is still not over.
+ */
+export function headIn(scratch: Buffer, filled: number, added: number): { head: ParsedHead; end: number } | undefined {
+  const end = headEnd(scratch.subarray(0, filled), filled - added);
+  if (end >= 0) return { head: parseHead(scratch.toString("latin1", 0, end)), end };
+  if (filled >= scratch.length) throw codedError("UND_ERR_HEADERS_OVERFLOW", `response headers too large (over ${scratch.length / 1024} KiB)`);
+  return undefined;
+}

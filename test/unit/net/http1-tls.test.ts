@@ -27,6 +27,10 @@ interface TlsServer {
   resumed: boolean[];
   /** Request bodies received, in order. */
   bodies: Buffer[];
+  /** Requests received (heads), of any method. */
+  requests: number;
+  /** Its connections' sockets, to cut them all. */
+  sockets: Set<TLSSocket>;
 }
 
 const MiB = 1024 * 1024;
@@ -62,9 +66,11 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
 
   /** Answers GETs with `body` (head and body in one write), and PUTs by keeping their bodies and answering 200. */
   async function serve(body: Buffer, port = 0, certificate = cert): Promise<TlsServer> {
-    const s: TlsServer = { server: undefined as unknown as Server, port: 0, resumed: [], bodies: [] };
+    const s: TlsServer = { server: undefined as unknown as Server, port: 0, resumed: [], bodies: [], requests: 0, sockets: new Set() };
     s.server = createServer({ cert: readFileSync(certificate.certFile), key: readFileSync(certificate.keyFile), ALPNProtocols: ["http/1.1"] }, (socket: TLSSocket) => {
       s.resumed.push(socket.isSessionReused());
+      s.sockets.add(socket);
+      socket.on("close", () => s.sockets.delete(socket));
       readRequests(
         socket,
         (head, body) => {
@@ -73,6 +79,7 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
           socket.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
         },
         (head) => {
+          s.requests++;
           if (head.startsWith("GET")) socket.write(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`, "latin1"), body]));
         },
       );
@@ -261,5 +268,67 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
     const impostor = await keptThenRestarted(storeDir, makeCertificate(dir, "impostor"));
     await assert.rejects(runOnce(impostor, storeDir), (err: Error & { code?: string }) => err.code === "DEPTH_ZERO_SELF_SIGNED_CERT");
     assert.equal(impostor.bodies.length, 0);
+  });
+
+  /**
+   * A run whose probe resumed a kept session (the server `first`), then
+   * `between()`, then a second request on a new connection of the same run.
+   * Returns the run's contexts and the second request's bytes or error.
+   */
+  async function secondConnection(first: TlsServer, storeDir: string, between: () => Promise<TlsServer>): Promise<{ contexts: CountingContexts; second: TlsServer; result: Buffer | Error }> {
+    await runOnce(first, storeDir);
+    const contexts = new CountingContexts(readFileSync(cert.certFile, "utf8"), true);
+    connectTo(first, "localhost", { ...DEFAULT_NET_OPTIONS, tls: { verify: true, contexts, sessions: new FileTlsSessionStore(storeDir, "test trust") } });
+    await host!.firstContact();
+    const target = Buffer.alloc(1000);
+    assert.equal(await (await get(first)).readInto(target, 0), 1000);
+    const second = await between();
+    let result: Buffer | Error;
+    try {
+      const bytes = Buffer.alloc(1000);
+      assert.equal(await (await get(second, true)).readInto(bytes, 0), 1000);
+      result = bytes;
+    } catch (err) {
+      result = err as Error;
+    }
+    return { contexts, second, result };
+  }
+
+  /** Cuts every connection of `s` and serves again on its port, with new ticket keys (and `certificate`). */
+  async function restarted(s: TlsServer, certificate = cert): Promise<TlsServer> {
+    for (const socket of s.sockets) socket.destroy();
+    await new Promise<void>((resolve) => s.server.close(() => resolve()));
+    server = await serve(payload.subarray(0, 1000), s.port, certificate);
+    return server;
+  }
+
+  it("opens a run's other connections without any CA too when its probe resumed a kept session", async () => {
+    server = await serve(payload.subarray(0, 1000));
+    const { contexts, second, result } = await secondConnection(server, join(dir, "sessions-second"), async () => server!);
+    assert.ok(Buffer.isBuffer(result) && result.equals(payload.subarray(0, 1000)));
+    assert.deepEqual(second.resumed, [false, true, true], "run 1's full handshake, then run 2's probe and its second connection, both resumed");
+    assert.equal(contexts.verifyingAsked, 0, "no context with the CAs in run 2");
+  });
+
+  it("dials a new connection again with the CAs, before sending anything, when the server no longer takes the session", async () => {
+    const first = await serve(payload.subarray(0, 1000));
+    server = first;
+    const { contexts, second, result } = await secondConnection(first, join(dir, "sessions-second-refused"), () => restarted(first));
+    assert.ok(Buffer.isBuffer(result) && result.equals(payload.subarray(0, 1000)), `the request succeeded: ${String(result)}`);
+    assert.deepEqual(second.resumed, [false], "one full handshake carried the request (the refused attempt never reached a request)");
+    assert.equal(second.requests, 1);
+    assert.equal(contexts.verifyingAsked, 1);
+    // The next connection loads the CAs from the start.
+    const bytes = Buffer.alloc(1000);
+    await (await get(second, true)).readInto(bytes, 0);
+    assert.deepEqual(second.resumed, [false, true]);
+  });
+
+  it("never sends a request to a server on that address it cannot check: another certificate is refused on the second connection", async () => {
+    const first = await serve(payload.subarray(0, 1000));
+    server = first;
+    const { second, result } = await secondConnection(first, join(dir, "sessions-second-impostor"), () => restarted(first, makeCertificate(dir, "impostor2")));
+    assert.ok(result instanceof Error && (result as Error & { code?: string }).code === "DEPTH_ZERO_SELF_SIGNED_CERT", `refused: ${String(result)}`);
+    assert.equal(second.requests, 0, "no request reached it");
   });
 });
