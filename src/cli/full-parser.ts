@@ -58,7 +58,8 @@ export async function parseWithYargs(words: readonly string[], commands: Readonl
       if (err) throw err;
       // yargs applies the command's builder to this same parser: it knows the command's options by now.
       const typed = words.map((w) => (w === stdioArg ? "-" : w));
-      throw new UsageErrorFromParser(explainUsageError(message ?? "", typed, { commands: Object.keys(commands), options: optionNames(parser) }));
+      const said = (message ?? "").replaceAll(stdioArg, "-");
+      throw new UsageErrorFromParser(explainUsageError(said, typed, { commands: Object.keys(commands), options: optionNames(parser) }));
     });
   skipHelpCache(parser);
   const builders = Object.values(commands).map((c) => c.builder);

@@ -122,15 +122,21 @@ export async function main(argv: string[]): Promise<number> {
  * hidden from both parsers and given back as typed, whatever the option or
  * positional.
  */
-async function parseCommandLine(argv: readonly string[]): Promise<ParsedCommand | undefined> {
+export async function parseCommandLine(argv: readonly string[]): Promise<ParsedCommand | undefined> {
   const words = argv.map((a) => (a === "-" ? STDIO_ARG : a));
   let parsed = parsePlainCommandLine(words, COMMANDS);
   if (!parsed) {
     const { parseWithYargs } = await import("./full-parser.js");
     parsed = await parseWithYargs(words, COMMANDS, STDIO_ARG);
   }
-  if (parsed) for (const [name, value] of Object.entries(parsed.args)) if (value === STDIO_ARG) parsed.args[name] = "-";
+  if (parsed) for (const [name, value] of Object.entries(parsed.args)) parsed.args[name] = asTyped(value);
   return parsed;
+}
+
+/** A parsed value with "-" given back where it stood in (in a repeatable option's list too). */
+function asTyped(value: unknown): unknown {
+  if (value === STDIO_ARG) return "-";
+  return Array.isArray(value) ? value.map((v) => (v === STDIO_ARG ? "-" : v)) : value;
 }
 
 /** Stands in for "-" while the parsers read the words; a NUL can never be part of a real path. */

@@ -15,7 +15,8 @@ import { withCommonOptions } from "./options.js";
  * from yargs-parser alone: test/unit/cli/plain-command-line.test.ts checks
  * that on every option of every command. Anything else (help, --version,
  * options before the command, an unknown option, a missing or extra path,
- * `--`) returns undefined, and yargs parses it as before, with its messages.
+ * `--`, a path "help") returns undefined, and yargs parses it as before,
+ * with its messages.
  */
 
 /** The parser configuration s3x gives yargs (cli/full-parser.ts): the same here. */
@@ -59,6 +60,8 @@ export function parsePlainCommandLine(words: readonly string[], commands: Readon
   for (const name of Object.keys(options)) if (!known.has(name)) return undefined;
   const { demanded, optional } = positionalsOf(shape.usage);
   if (rest.length < demanded.length || rest.length > demanded.length + optional.length) return undefined;
+  // yargs reads a last word "help" as --help (`s3x cp help`): its call, not a path.
+  if (rest.some((word) => word === "help")) return undefined;
   const args: Record<string, unknown> = { _: [command], ...options, $0: SCRIPT_NAME };
   [...demanded, ...optional].forEach((name, i) => {
     if (i < rest.length) args[name] = String(rest[i]);

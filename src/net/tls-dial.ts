@@ -66,8 +66,6 @@ export class TlsDialer {
   private kept = false;
   /** When the full handshake behind the kept session this process resumed checked the certificate; undefined if none was resumed. */
   private keptVerifiedAt: number | undefined;
-  /** Whether pool connections may offer `session` with no CA (see `connect`); off once a server refused one. */
-  private resumeWithoutCa = true;
 
   constructor(
     private readonly serverName: string,
@@ -88,13 +86,16 @@ export class TlsDialer {
    * be dialled again with `dialWithCa`.
    */
   connect(host: string, port: number, reader: SocketReader): { socket: TLSSocket; withoutCa: boolean } {
-    const withoutCa = this.verify && this.resumeWithoutCa && this.session !== undefined && !this.contexts.madeVerifying;
+    const withoutCa = this.verify && this.session !== undefined && !this.contexts.madeVerifying;
     return { socket: this.dial(host, port, reader, withoutCa ? this.session : undefined), withoutCa };
   }
 
-  /** The connection again with the CAs, after a handshake without them failed; later connections take the CAs from the start. */
+  /**
+   * The connection again with the CAs, after a handshake without them
+   * failed. It makes the context with the CAs, so later connections of this
+   * thread take them from the start (`connect`).
+   */
   dialWithCa(host: string, port: number, reader: SocketReader): TLSSocket {
-    this.resumeWithoutCa = false;
     return this.dial(host, port, reader);
   }
 

@@ -18,7 +18,7 @@ export function completionBuilder(y: Argv) {
 /** The script, for the shell named or the user's login shell ($SHELL). */
 export function runCompletion(shell: string | undefined): number {
   const chosen = shell ?? guessShell(process.env.SHELL);
-  if (!isShell(chosen)) throw new UsageError(`completion: unknown shell "${chosen}": give one of ${COMPLETION_SHELLS.join(", ")}`);
+  if (!isShell(chosen)) throw new UsageError(`unknown shell "${chosen}": give one of ${COMPLETION_SHELLS.join(", ")}`);
   process.stdout.write(completionScript(chosen));
   return 0;
 }

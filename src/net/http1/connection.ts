@@ -53,6 +53,8 @@ export class RawConnection implements SocketReader {
   private overflow: Buffer | undefined;
   /** The socket offers a session with no CA: a failed handshake is dialled again with them (onSocketError). */
   private caOnRetry = false;
+  /** When the socket was dialled (a redial gets what is left of the connect timeout). */
+  private readonly dialledAt = Date.now();
   /** A request that waits for the handshake, so that it can go on the second dial if the first fails. */
   private waitingRequest: { head: string; body: Uint8Array | undefined } | undefined;
 
@@ -69,14 +71,14 @@ export class RawConnection implements SocketReader {
     this.watch(opened.connected);
   }
 
-  /** Follows the socket's events; `connected`: it is connected already (a probe's). */
-  private watch(connected: boolean): void {
+  /** Follows the socket's events; `connected`: it is connected already (a probe's), else it has `connectMs` to connect. */
+  private watch(connected: boolean, connectMs = this.owner.timeouts.connectTimeoutMs): void {
     const socket = this.socket;
     // Flowing from the start, so the end of the stream is reported (no data ever enters the Readable).
     socket.resume();
     if (connected) this.onConnect();
     else {
-      socket.setTimeout(this.owner.timeouts.connectTimeoutMs);
+      socket.setTimeout(connectMs);
       socket.on(this.address.tls ? "secureConnect" : "connect", () => this.onConnect());
     }
     socket.on("timeout", () => this.onTimeout());
@@ -106,7 +108,8 @@ export class RawConnection implements SocketReader {
     this.caOnRetry = false;
     this.socket = redialWithCa(this.socket, this.address, this.port, this);
     if (!this.exchange) this.socket.unref();
-    this.watch(false);
+    // Both dials within the one connect timeout.
+    this.watch(false, Math.max(1, this.owner.timeouts.connectTimeoutMs - (Date.now() - this.dialledAt)));
   }
 
   get usable(): boolean {
@@ -203,6 +206,8 @@ export class RawConnection implements SocketReader {
   }
 
   private onEnd(): void {
+    // A server that closes during a handshake without CA may just not take the session.
+    if (this.caOnRetry && this.phase === "connecting" && !this.destroyed) return this.onSocketError(codedError("ECONNRESET", "closed during the TLS handshake"));
     const exchange = this.exchange;
     if (exchange && this.phase === "body" && exchange.framing === "close") {
       this.exchange = undefined;

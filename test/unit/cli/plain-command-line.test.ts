@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import yargs from "yargs";
-import { COMMANDS, STDIO_ARG } from "../../../src/cli/main.js";
+import { COMMANDS, parseCommandLine, STDIO_ARG } from "../../../src/cli/main.js";
 import { commandOptionsOf, parsePlainCommandLine, positionalsOf } from "../../../src/cli/plain-command-line.js";
-import { parseWithYargs } from "../../../src/cli/full-parser.js";
+import { parseWithYargs, UsageErrorFromParser } from "../../../src/cli/full-parser.js";
 import { withCommonOptions } from "../../../src/cli/options.js";
 
 /**
@@ -105,6 +105,11 @@ describe("plain command lines: yargs-parser alone gives what yargs gives", funct
       ["cat", "s3://b/k", "-rz"],
       ["__proto__"],
       ["toString"],
+      // yargs reads a last word "help" as --help.
+      ["ls", "help"],
+      ["cp", "s3://b/k", "help"],
+      ["mb", "help"],
+      ["sync", "s3://b/p/", "help"],
     ];
     for (const line of lines) assert.equal(parsePlainCommandLine(wordsOf(line), COMMANDS), undefined, line.join(" "));
   });
@@ -126,5 +131,12 @@ describe("plain command lines: yargs-parser alone gives what yargs gives", funct
       }
       assert.deepEqual(ownKeys(recorded.hidden), ownKeys(real.hiddenOptions), `${command}: hidden options`);
     }
+  });
+
+  it("gives \"-\" back as typed, in a repeatable option's list too, and names it so in a usage error", async () => {
+    const parsed = await parseCommandLine(["cp", "-", "s3://b/k", "--exclude", "-", "--exclude", "x"]);
+    assert.equal(parsed?.args.source, "-");
+    assert.deepEqual(parsed?.args.exclude, ["-", "x"]);
+    await assert.rejects(parseWithYargs(wordsOf(["cp", "a", "b", "-"]), COMMANDS, STDIO_ARG), (err: Error) => err instanceof UsageErrorFromParser && err.message === 'unexpected argument "-"');
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import type { AddressInfo } from "node:net";
+import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createServer, type SecureContext, type Server, type TLSSocket } from "node:tls";
@@ -330,5 +330,32 @@ describe("net/http1 over TLS: s3x's own HTTP/1.1 client on tls.connect sockets",
     const { second, result } = await secondConnection(first, join(dir, "sessions-second-impostor"), () => restarted(first, makeCertificate(dir, "impostor2")));
     assert.ok(result instanceof Error && (result as Error & { code?: string }).code === "DEPTH_ZERO_SELF_SIGNED_CERT", `refused: ${String(result)}`);
     assert.equal(second.requests, 0, "no request reached it");
+  });
+
+  it("dials a new connection again with the CAs when the server closes during a handshake without them", async () => {
+    const first = await serve(payload.subarray(0, 1000));
+    server = first;
+    let front: NetServer | undefined;
+    const { contexts, second, result } = await secondConnection(first, join(dir, "sessions-second-closed"), async () => {
+      for (const socket of first.sockets) socket.destroy();
+      await new Promise<void>((resolve) => first.server.close(() => resolve()));
+      const backend = await serve(payload.subarray(0, 1000));
+      server = backend;
+      // On the address: a front that ends the first connection at its first bytes (a FIN), then passes the others on.
+      let seen = 0;
+      front = createNetServer((socket) => {
+        if (seen++ === 0) return socket.once("data", () => socket.end());
+        const upstream = netConnect(backend.port, "127.0.0.1");
+        socket.pipe(upstream).pipe(socket);
+        socket.on("error", () => upstream.destroy());
+        upstream.on("error", () => socket.destroy());
+      });
+      await new Promise<void>((resolve) => front!.listen(first.port, "127.0.0.1", resolve));
+      return Object.create(backend, { port: { value: first.port } }) as TlsServer;
+    });
+    front?.close();
+    assert.ok(Buffer.isBuffer(result) && result.equals(payload.subarray(0, 1000)), `the request succeeded: ${String(result)}`);
+    assert.equal(second.requests, 1);
+    assert.equal(contexts.verifyingAsked, 1, "dialled again with the CAs");
   });
 });
