@@ -6,6 +6,7 @@ import { withCommonOptions, type CommonArgs } from "./options.js";
 import { resolveOptionSources, resolveRunOptions, type OptionSources } from "./resolve-options.js";
 import { Session } from "./session.js";
 import { COMPLETION_SHELLS } from "./completion-scripts.js";
+import { commandOptionsOf } from "./plain-command-line.js";
 
 /**
  * Tab completion, as aws_completer does it: the shell script that
@@ -115,16 +116,6 @@ interface OfferedOptions {
   flags: Set<string>;
 }
 
-/** yargs's record of the options declared (getOptions() is missing from its type definitions). */
-interface DeclaredOptions {
-  key: Record<string, unknown>;
-  alias: Record<string, string[]>;
-  boolean: string[];
-  count: string[];
-  hiddenOptions: string[];
-  default: Record<string, unknown>;
-}
-
 const optionsCache = new Map<string, OfferedOptions>();
 
 /** The options of the commands whose builders are given (all of them before the command is typed). */
@@ -135,20 +126,10 @@ function optionsOf(builders: ((y: Argv) => unknown)[]): OfferedOptions {
   const offered = new Set<string>(["--help"]);
   const flags = new Set<string>(["help", "h", "version"]);
   for (const builder of builders) {
-    // Outside a command yargs records a positional (cp's <source>) as one more option: they are told apart here.
-    const y = withCommonOptions(yargs([]));
-    const positionals = new Set<string>();
-    const declarePositional = y.positional.bind(y);
-    y.positional = ((key: string, opts: object) => {
-      positionals.add(key);
-      return declarePositional(key, opts);
-    }) as typeof y.positional;
-    const declared = (builder(y) as { getOptions(): DeclaredOptions }).getOptions();
-    const aliases = new Set(Object.values(declared.alias).flat());
-    const hidden = new Set([...declared.hiddenOptions, ...positionals]);
-    for (const name of [...declared.boolean, ...declared.count]) flags.add(name);
+    const declared = commandOptionsOf(builder);
+    for (const name of declared.boolean) flags.add(name);
     for (const name of Object.keys(declared.key)) {
-      if (aliases.has(name) || hidden.has(name) || name === "help" || name === "version") continue;
+      if (declared.hidden.includes(name)) continue;
       const onByDefault = declared.boolean.includes(name) && declared.default[name] === true;
       // A switch that is on by default is only ever typed to turn it off.
       offered.add(onByDefault ? `--no-${name}` : `--${name}`);

@@ -3,8 +3,8 @@ import { packageVersion } from "./version.js";
 import { withCommonOptions } from "./options.js";
 import { explainUsageError } from "./usage.js";
 import { commandFirst } from "./argv-order.js";
-import { declaredOptionsOf, type CommandBuilder } from "./declared-options.js";
-import { PARSER_CONFIGURATION, SCRIPT_NAME, type CommandShape, type ParsedCommand } from "./plain-command-line.js";
+import type { CommandBuilder } from "./declared-options.js";
+import { commandOptionsOf, PARSER_CONFIGURATION, SCRIPT_NAME, type CommandShape, type ParsedCommand } from "./plain-command-line.js";
 
 /**
  * The command line through yargs: what cli/plain-command-line.ts leaves to
@@ -90,7 +90,7 @@ function flagNames(builders: CommandBuilder[]): (name: string) => boolean {
     if (!names) {
       names = new Set(["help", "h", "version"]);
       for (const builder of builders) {
-        const declared = declaredOptionsOf(builder);
+        const declared = commandOptionsOf(builder);
         for (const flag of declared.boolean) {
           names.add(flag);
           for (const alias of declared.alias[flag] ?? []) names.add(alias);

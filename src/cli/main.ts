@@ -1,13 +1,12 @@
-import { cpBuilder, runCp, type CpArgs } from "./commands/cp.js";
+import { cpBuilder, runCp } from "./commands/cp.js";
 import { syncBuilder, runSync } from "./commands/sync.js";
 import { mvBuilder, runMv } from "./commands/mv.js";
-import { presignBuilder, runPresign, type PresignArgs } from "./commands/presign.js";
-import { lsBuilder, runLs, type LsArgs } from "./commands/ls.js";
-import { rmBuilder, runRm, type RmArgs } from "./commands/rm.js";
-import { catBuilder, runCat, type CatArgs } from "./commands/cat.js";
-import { mbBuilder, rbBuilder, runMb, runRb, type MbArgs, type RbArgs } from "./commands/buckets.js";
+import { presignBuilder, runPresign } from "./commands/presign.js";
+import { lsBuilder, runLs } from "./commands/ls.js";
+import { rmBuilder, runRm } from "./commands/rm.js";
+import { catBuilder, runCat } from "./commands/cat.js";
+import { mbBuilder, rbBuilder, runMb, runRb } from "./commands/buckets.js";
 import { COMPLETE_REQUEST, completionBuilder, runCompletion } from "./commands/completion.js";
-import type { SetArgs } from "./commands/transfer-set.js";
 import { ExitCode, reportError } from "./errors.js";
 import type { CommonArgs } from "./options.js";
 import { resolveOptionSources, resolveRunOptions, type OptionSources, type ParsedArgs, type RunOptions } from "./resolve-options.js";
@@ -21,56 +20,61 @@ interface Command extends CommandDeclaration {
   run: CommandRun;
 }
 
+/** A command's handler as the commands write it: its own args type, the run's options resolved, the words typed. */
+function withRunOptions<A>(handler: (args: A, run: RunOptions, argv: string[]) => Promise<number>): CommandRun {
+  return async (args, runOptions, argv) => handler(args as unknown as A, await runOptions(), argv);
+}
+
 /** s3x's commands, in the order help lists them. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
   cp: {
     usage: "cp <source> [destination]",
     describe: "copy one object: file ↔ S3, S3 → stdout (-), stdin (-) → S3, S3 → S3; many with --recursive or --from",
     builder: cpBuilder,
-    run: async (args, options, argv) => runCp(args as unknown as CpArgs, await options(), argv),
+    run: withRunOptions(runCp),
   },
   mv: {
     usage: "mv <source> <destination>",
     describe: "move: copy as cp does, then delete each source once its copy is complete",
     builder: mvBuilder,
-    run: async (args, options, argv) => runMv(args as unknown as CpArgs, await options(), argv),
+    run: withRunOptions(runMv),
   },
   sync: {
     usage: "sync <source> <destination>",
     describe: "copy what is missing or changed: directory ↔ prefix, prefix → prefix",
     builder: syncBuilder,
-    run: async (args, options, argv) => runSync(args as unknown as SetArgs, await options(), argv),
+    run: withRunOptions(runSync),
   },
   ls: {
     usage: "ls [path]",
     describe: "list buckets, a prefix (one level), or everything under it (--recursive)",
     builder: lsBuilder,
-    run: async (args, options) => runLs(args as unknown as LsArgs, await options()),
+    run: withRunOptions(runLs),
   },
   rm: {
     usage: "rm [path]",
     describe: "delete an object, or every object under a prefix (--recursive)",
     builder: rmBuilder,
-    run: async (args, options, argv) => runRm(args as unknown as RmArgs, await options(), argv),
+    run: withRunOptions(runRm),
   },
-  mb: { usage: "mb <bucket>", describe: "make a bucket", builder: mbBuilder, run: async (args, options) => runMb(args as unknown as MbArgs, await options()) },
+  mb: { usage: "mb <bucket>", describe: "make a bucket", builder: mbBuilder, run: withRunOptions(runMb) },
   rb: {
     usage: "rb <bucket>",
     describe: "remove an empty bucket, or with --force everything in it and then the bucket",
     builder: rbBuilder,
-    run: async (args, options) => runRb(args as unknown as RbArgs, await options()),
+    run: withRunOptions(runRb),
   },
   presign: {
     usage: "presign <path>",
     describe: "print a presigned URL that GETs an object without credentials until it expires",
     builder: presignBuilder,
-    run: async (args, options) => runPresign(args as unknown as PresignArgs, await options()),
+    run: withRunOptions(runPresign),
   },
   cat: {
     usage: "cat [source]",
     describe: "write objects to stdout one after another: an object, every object under a prefix/, or a manifest's (--from); --tar frames them",
     builder: catBuilder,
-    run: async (args, options, argv) => runCat(args as unknown as CatArgs, await options(), argv),
+    run: withRunOptions(runCat),
   },
   // `s3x completion >> ~/.bashrc`: tab completion of commands, options and S3 URLs (cli/completion.ts).
   completion: {
