@@ -51,7 +51,7 @@ export class ResponseBody extends Readable {
   deliver(chunk: Buffer): void {
     const sink = this.sink;
     if (sink) {
-      const taken = sink.accept(chunk);
+      const taken = sink.acceptAll(chunk);
       if (taken === chunk.length || !sink.slice) return;
       // A slice filled up mid-chunk: the rest waits in the stream for the
       // next slice (copied: a source may hand over its own read buffer).
@@ -118,12 +118,22 @@ export class ResponseBody extends Readable {
    * the room left, possibly none). The source is paused until the next
    * call; bytes it had already read wait in the stream and go first into
    * the next slice.
+   *
+   * `refill`, called when `target` is full, may hand over the next slice at
+   * once (see NextSlice): reading then goes on into it with no pause, and
+   * the promise resolves with the bytes of every slice filled.
    */
-  readSlice(target: Buffer, offset: number, onBytes?: (n: number) => void): Promise<number> {
-    return this.attachSink(target, offset, onBytes, true);
+  readSlice(target: Buffer, offset: number, onBytes?: (n: number) => void, refill?: (taken: number) => NextSlice | undefined): Promise<number> {
+    return this.attachSink(target, offset, onBytes, true, refill);
   }
 
-  private attachSink(target: Buffer, offset: number, onBytes: ((n: number) => void) | undefined, slice: boolean): Promise<number> {
+  private attachSink(
+    target: Buffer,
+    offset: number,
+    onBytes: ((n: number) => void) | undefined,
+    slice: boolean,
+    refill?: (taken: number) => NextSlice | undefined,
+  ): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       const detach = (): void => {
         if (this.sink !== sink) return;
@@ -131,7 +141,7 @@ export class ResponseBody extends Readable {
         // Until the next slice: the bytes wait in the kernel's socket buffer, not copied into the stream.
         if (!this.ended) this.source?.pause();
       };
-      const sink = new Sink(target, offset, onBytes, resolve, reject, () => this.source?.abort(new Error("overflow")), slice ? detach : undefined);
+      const sink = new Sink(target, offset, onBytes, resolve, reject, () => this.source?.abort(new Error("overflow")), slice ? detach : undefined, refill);
       if (slice && sink.room === 0) return sink.finish();
       // Whatever the stream already buffered goes first, in order. Reading
       // it must not pull more from the source (_read): those bytes would be
@@ -141,7 +151,7 @@ export class ResponseBody extends Readable {
         try {
           let chunk: Buffer | null;
           while ((chunk = this.read() as Buffer | null) !== null) {
-            const taken = sink.accept(chunk);
+            const taken = sink.acceptAll(chunk);
             if (!sink.settled) continue;
             if (taken < chunk.length && slice) this.unshift(chunk.subarray(taken));
             return;
@@ -158,6 +168,16 @@ export class ResponseBody extends Readable {
   }
 }
 
+/**
+ * The slice a full one is followed by with no pause: its buffer (filled
+ * from its start), and whether it takes the rest of the body (then the read
+ * ends with the body, as readInto's, not when the buffer is full).
+ */
+export interface NextSlice {
+  buffer: Buffer;
+  last: boolean;
+}
+
 /** A part buffer that a source may fill in place. */
 export interface DirectSink {
   /** Room left in the target, in bytes. */
@@ -172,21 +192,25 @@ export interface DirectSink {
 
 /**
  * Receives body bytes into a fixed buffer region. A slice sink (`detach`
- * given) takes what fits, then settles and detaches from the body; a plain
- * one fails the body when more arrives than fits.
+ * given) takes what fits, then goes on into the next slice if `refill` has
+ * one ready, else settles and detaches from the body; a plain one fails the
+ * body when more arrives than fits.
  */
 class Sink implements DirectSink {
   private position: number;
+  /** Bytes taken into every slice so far (what the read resolves with). */
+  private taken = 0;
   settled = false;
 
   constructor(
-    private readonly target: Buffer,
-    private readonly start: number,
+    private target: Buffer,
+    start: number,
     private readonly onBytes: ((n: number) => void) | undefined,
     private readonly resolve: (n: number) => void,
     private readonly reject: (err: Error) => void,
     private readonly abort: () => void,
-    private readonly detach?: () => void,
+    private detach?: () => void,
+    private readonly refill?: (taken: number) => NextSlice | undefined,
   ) {
     this.position = start;
   }
@@ -206,16 +230,29 @@ class Sink implements DirectSink {
 
   advance(n: number): void {
     this.position += n;
+    this.taken += n;
     this.onBytes?.(n);
-    if (this.detach && this.position === this.target.length) this.finish();
+    if (!this.detach || this.position < this.target.length) return;
+    const next = this.refill?.(this.taken);
+    if (!next) return this.finish();
+    this.target = next.buffer;
+    this.position = 0;
+    // The last slice reads to the end of the body, not just to the end of its buffer.
+    if (next.last) this.detach = undefined;
   }
 
-  /** Copies in what it can of `chunk`; returns the bytes taken. */
-  accept(chunk: Buffer): number {
-    if (this.settled) return 0;
+  /** Copies in what it can of `chunk`, across slices that follow at once; returns the bytes taken. */
+  acceptAll(chunk: Buffer): number {
+    let offset = 0;
+    while (offset < chunk.length && !this.settled) offset += this.accept(offset === 0 ? chunk : chunk.subarray(offset));
+    return offset;
+  }
+
+  /** Copies in what fits of `chunk` into this slice; returns the bytes taken. */
+  private accept(chunk: Buffer): number {
     if (this.position + chunk.length > this.target.length && !this.slice) {
       // Settled first: aborting the source fails the body, and the reader must learn why (an overflow), not that it was aborted.
-      this.fail(new BodyOverflowError(this.target.length - this.start, this.position - this.start + chunk.length));
+      this.fail(new BodyOverflowError(this.target.length - this.position + this.taken, this.taken + chunk.length));
       this.abort();
       return 0;
     }
@@ -229,7 +266,7 @@ class Sink implements DirectSink {
     if (this.settled) return;
     this.settled = true;
     this.detach?.();
-    this.resolve(this.position - this.start);
+    this.resolve(this.taken);
   }
 
   fail(err: Error): void {

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { BodyOverflowError, ResponseBody } from "../net/response-body.js";
+import { BodyOverflowError, ResponseBody, type NextSlice } from "../net/response-body.js";
 
 /**
  * A GET's body into the caller's memory: a part buffer, or 1 MiB slices
@@ -22,11 +22,14 @@ export interface BodyDestination {
  * Where a ranged GET's body goes when it is written out as it arrives
  * instead of held whole: the slice being filled (and how much of it holds
  * bytes already), and `full` to hand a filled slice on, resolving when the
- * next may be filled. The caller counts landed bytes through `onBytes`.
+ * next may be filled; `handOnIfFree` does the same at once when the next
+ * is free already, and returns it. The caller counts landed bytes through
+ * `onBytes`.
  */
 export interface BodySlices {
   current(): { buffer: Buffer; filled: number };
   full(): Promise<void>;
+  handOnIfFree(): Buffer | undefined;
 }
 
 /** Reads a GET's body (`expected` bytes) into the destination's target or slices; returns the bytes that arrived. */
@@ -53,12 +56,21 @@ async function readSlices(body: ResponseBody, slices: BodySlices, expected: numb
       if (filled + n === buffer.length) await slices.full();
       break;
     }
-    const n = await body.readSlice(buffer, filled, onBytes);
+    // Reading goes on from slice to slice with no pause while the next is free.
+    const n = await body.readSlice(buffer, filled, onBytes, (taken) => nextSlice(slices, rest - taken));
     got += n;
-    if (filled + n < buffer.length) break; // the body ended early: the caller reports it short
+    const now = slices.current();
+    if (now.filled < now.buffer.length) break; // the body ended (early, or in its last slice)
     await slices.full();
   }
   return got;
+}
+
+/** The slice to fill next with `left` bytes still to come, if it is free: the last one (sized to them) when they fit. */
+function nextSlice(slices: BodySlices, left: number): NextSlice | undefined {
+  const buffer = slices.handOnIfFree();
+  if (!buffer) return undefined;
+  return left <= buffer.length ? { buffer: buffer.subarray(0, left), last: true } : { buffer, last: false };
 }
 
 async function copyStreamToSlices(stream: Readable, slices: BodySlices, expected: number, onBytes?: (n: number) => void): Promise<number> {

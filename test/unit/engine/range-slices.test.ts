@@ -59,6 +59,38 @@ describe("engine/range-slices", () => {
     ]);
   });
 
+  it("hands on a full slice at once only when the other one is free: not while its write runs, never after a write failed", async () => {
+    let release: (() => void) | undefined;
+    const writes: string[] = [];
+    const slices = new RangeSlices([Buffer.alloc(2), Buffer.alloc(2)], 0, async (offset, data) => {
+      writes.push(`${offset}:${data.toString()}`);
+      if (offset === 2) await new Promise<void>((resolve) => (release = resolve));
+      if (offset === 4) throw new Error("EIO");
+    });
+    const fill = (text: string): void => {
+      const { buffer, filled } = slices.current();
+      buffer.write(text, filled);
+      slices.advance(text.length);
+    };
+    fill("ab");
+    const second = slices.handOnIfFree();
+    assert.ok(second && second === slices.current().buffer && slices.current().filled === 0, "the other slice, empty");
+    await slices.settled();
+    fill("cd");
+    assert.ok(slices.handOnIfFree(), "the first slice's write has ended");
+    await new Promise((resolve) => setImmediate(resolve));
+    fill("ef");
+    assert.equal(slices.handOnIfFree(), undefined, "the write of cd still runs");
+    release!();
+    const waited = slices.full(); // hands ef on once cd is written
+    await waited;
+    await slices.settled();
+    fill("gh");
+    assert.equal(slices.handOnIfFree(), undefined, "the write of ef failed: nothing more is handed on");
+    assert.deepEqual(writes, ["0:ab", "2:cd", "4:ef"]);
+    await assert.rejects(slices.full(), /EIO/);
+  });
+
   it("a failed write fails the range for good, at the next full slice or at finish", async () => {
     const early = recorder(1, 0);
     const first = new RangeSlices([Buffer.alloc(4), Buffer.alloc(4)], 0, early.land);

@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { AddressResolver } from "../../../src/net/resolver.js";
+import { HostAddresses, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { RawPools } from "../../../src/net/http1/pool.js";
+import { rawRequest } from "../../../src/net/http1/request.js";
+import { readBody } from "../../../src/s3/read-body.js";
+import { RangeSlices } from "../../../src/engine/range-slices.js";
+
+/**
+ * A ranged GET's body read in slices (s3/read-body.ts) through s3x's own
+ * HTTP/1.1 client from a real TCP server, into the two slice buffers a
+ * download to a file uses (engine/range-slices.ts).
+ */
+
+/** Bytes no two slices share, so a slice written twice, lost or out of place shows. */
+function patterned(size: number): Buffer {
+  const bytes = Buffer.alloc(size);
+  for (let i = 0; i + 4 <= size; i += 4) bytes.writeUInt32LE(i, i);
+  return bytes;
+}
+
+/** Larger than a socket read (64 KiB): one read crosses at most one slice's end. */
+const SLICE = 70_001;
+
+describe("s3/read-body: a ranged GET's body into slices", () => {
+  let server: Server | undefined;
+  let host: HostAddresses;
+  let pools: RawPools;
+  let connections = 0;
+  beforeEach(() => {
+    host = new HostAddresses("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
+    pools = new RawPools(DEFAULT_NET_OPTIONS);
+  });
+  afterEach(async () => {
+    pools.close();
+    await host.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  /** Serves `body` to every GET, framed by Content-Length or in chunks that straddle slice ends. */
+  async function serve(body: Buffer, framing: "length" | "chunked"): Promise<number> {
+    connections = 0;
+    server = createServer((socket: Socket) => {
+      connections++;
+      socket.on("data", () => {
+        if (framing === "length") {
+          socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${body.length}\r\n\r\n`);
+          socket.write(body);
+          return;
+        }
+        socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        for (let o = 0; o < body.length; o += 49_999) {
+          const piece = body.subarray(o, o + 49_999);
+          socket.write(Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")]));
+        }
+        socket.write("0\r\n\r\n");
+      });
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    return (server!.address() as AddressInfo).port;
+  }
+
+  /** GETs the body into slices written by `land`; returns what was written, in object order, and how often reading had to wait for a slice. */
+  async function download(port: number, size: number, land: (data: Buffer) => Promise<void>): Promise<{ written: Buffer; waits: number; got: number }> {
+    const written = Buffer.alloc(size);
+    const memory = Buffer.alloc(2 * SLICE);
+    const slices = new RangeSlices([memory.subarray(0, SLICE), memory.subarray(SLICE)], 0, async (offset, data) => {
+      await land(data);
+      data.copy(written, offset);
+    });
+    let waits = 0;
+    const full = slices.full.bind(slices);
+    slices.full = () => {
+      waits++;
+      return full();
+    };
+    const response = await rawRequest({ pools, address: host.addresses[0], host, port }, { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: size });
+    const got = await readBody(response.body, { target: memory, offset: 0, slices, onBytes: (n) => slices.advance(n) }, size);
+    await slices.finish();
+    return { written, waits, got };
+  }
+
+  for (const framing of ["length", "chunked"] as const) {
+    it(`goes on from one slice into the other with no pause while the disk keeps up (${framing === "length" ? "socket reads straight into the slices" : "chunked, copied"})`, async () => {
+      const size = 10 * SLICE + 12_345;
+      const body = patterned(size);
+      const port = await serve(body, framing);
+      const { written, waits, got } = await download(port, size, async () => undefined);
+      assert.equal(got, size);
+      assert.ok(written.equals(body), "every byte once, at its offset");
+      assert.equal(waits, 0, "reading never waited for a slice");
+    });
+
+    it(`waits for a slice whose write has not ended, and loses nothing (${framing})`, async () => {
+      const size = 6 * SLICE + 1;
+      const body = patterned(size);
+      const port = await serve(body, framing);
+      // A disk slower than the network: each write ends on a later turn of the event loop.
+      const { written, waits, got } = await download(port, size, () => new Promise((resolve) => setTimeout(resolve, 2)));
+      assert.equal(got, size);
+      assert.ok(written.equals(body), "every byte once, at its offset");
+      assert.ok(waits > 0, "reading waited for a slice");
+    });
+  }
+
+  it("reads a body that ends exactly at a slice's end to its end (the connection is kept for the next request)", async () => {
+    const size = 4 * SLICE;
+    const body = patterned(size);
+    const port = await serve(body, "length");
+    for (let i = 0; i < 2; i++) {
+      const { written, got } = await download(port, size, async () => undefined);
+      assert.equal(got, size);
+      assert.ok(written.equals(body), `request ${i + 1}: every byte once, at its offset`);
+    }
+    assert.equal(connections, 1, "one connection served both");
+  });
+});
