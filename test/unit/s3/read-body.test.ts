@@ -106,6 +106,16 @@ describe("s3/read-body: a ranged GET's body into slices", () => {
     });
   }
 
+  it("fails a chunked body longer than the range in its last slice (the last slice ends with the body, not with its buffer)", async () => {
+    const size = 3 * SLICE + 100;
+    const body = patterned(size + 5_000);
+    const port = await serve(body, "chunked");
+    await assert.rejects(download(port, size, async () => undefined), (err: Error & { code?: string }) => {
+      assert.equal(err.code, "S3X_BODY_OVERFLOW");
+      return true;
+    });
+  });
+
   it("reads a body that ends exactly at a slice's end to its end (the connection is kept for the next request)", async () => {
     const size = 4 * SLICE;
     const body = patterned(size);
