@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
-import { AddressResolver } from "../../../src/net/resolver.js";
-import { HostAddresses, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
+import { DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
 import { RawPools } from "../../../src/net/http1/pool.js";
 import { rawRequest } from "../../../src/net/http1/request.js";
 import { ResponseBody } from "../../../src/net/response-body.js";
 import { readRequests } from "../../support/request-reader.js";
+import { loopbackClient } from "../../support/loopback-client.js";
 
 /**
  * s3x's own HTTP/1.1 client against a real TCP server on loopback that
@@ -70,25 +70,10 @@ function patterned(size: number): Buffer {
 }
 
 describe("net/http1: s3x's own HTTP/1.1 client", () => {
-  let server: Server | undefined;
-  let host: HostAddresses;
-  let pools: RawPools;
-  beforeEach(() => {
-    host = new HostAddresses("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
-    // The default first-byte timeout (30 s): on a starved machine this process's
-    // own test server can take over a second to answer a 3 MiB PUT. The test of
-    // that timeout sets a short one itself.
-    pools = new RawPools(DEFAULT_NET_OPTIONS);
-  });
-  afterEach(async () => {
-    pools.close();
-    await host.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server = undefined;
-  });
+  const client = loopbackClient();
 
   async function get(port: number, length = payload.length, signal?: AbortSignal): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
-    const response = await rawRequest({ pools, address: host.addresses[0], host, port: port }, { method: "GET", path: "/b/k", headers: { host: "s3.test", range: `bytes=0-${length - 1}` }, body: undefined }, { expectedBytes: length, signal });
+    const response = await rawRequest(client.target(port), { method: "GET", path: "/b/k", headers: { host: "s3.test", range: `bytes=0-${length - 1}` }, body: undefined }, { expectedBytes: length, signal });
     const body = response.body as ResponseBody;
     if (response.statusCode >= 300) {
       const chunks: Buffer[] = [];
@@ -107,7 +92,7 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       socket.write(payload.subarray(0, 10));
       setImmediate(() => socket.write(payload.subarray(10)));
     });
-    server = s.server;
+    client.server = s.server;
     for (let i = 0; i < 3; i++) {
       const got = await get(s.port);
       assert.equal(got.status, 206);
@@ -116,7 +101,7 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       assert.ok(got.bytes.equals(payload));
     }
     assert.equal(s.connections(), 1, "one kept-alive connection for three requests");
-    const stats = host.stats()[0];
+    const stats = client.host.stats()[0];
     assert.equal(stats.requests, 3);
     assert.equal(stats.errors, 0);
     assert.equal(stats.inFlight, 0);
@@ -133,11 +118,11 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
         setTimeout(() => socket.write(payload.subarray(1000)), 30);
       }
     });
-    server = s.server;
+    client.server = s.server;
     const late = () => new Promise((resolve) => setTimeout(resolve, 20));
     for (const asStream of [false, true, false, true]) {
       for (const expected of [small, payload]) {
-        const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: expected.length });
+        const response = await rawRequest(client.target(s.port), { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: expected.length });
         await late(); // the consumer comes after the bytes did
         const body = response.body as ResponseBody;
         let got: Buffer;
@@ -153,7 +138,7 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       }
     }
     assert.equal(s.connections(), 1, "one kept-alive connection throughout");
-    assert.equal(host.stats()[0].errors, 0);
+    assert.equal(client.host.stats()[0].errors, 0);
   });
 
   it("undoes chunked framing, skips 100 Continue, and reads close-delimited bodies", async () => {
@@ -167,7 +152,7 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
         socket.end(Buffer.concat([Buffer.from("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"), payload]));
       }
     });
-    server = s.server;
+    client.server = s.server;
     assert.ok((await get(s.port)).bytes.equals(payload), "chunked");
     assert.ok((await get(s.port)).bytes.equals(payload), "close-delimited");
   });
@@ -189,9 +174,9 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
         socket.write("0\r\n\r\n");
       }
     });
-    server = s.server;
+    client.server = s.server;
     for (const framing of ["length", "chunked"]) {
-      const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: big.length });
+      const response = await rawRequest(client.target(s.port), { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: big.length });
       const body = response.body as ResponseBody;
       const slice = Buffer.alloc(70_001);
       const received: Buffer[] = [];
@@ -228,7 +213,7 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       if (index === 0) socket.write(`HTTP/1.1 412 Precondition Failed\r\nContent-Type: application/xml\r\nContent-Length: ${xml.length}\r\n\r\n${xml}`);
       else socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`), socket.write(payload);
     });
-    server = s.server;
+    client.server = s.server;
     const error = await get(s.port);
     assert.equal(error.status, 412);
     assert.equal(error.bytes.toString(), xml);
@@ -242,12 +227,12 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`);
       socket.write(payload, () => setTimeout(() => socket.destroy(), 20));
     });
-    server = s.server;
+    client.server = s.server;
     assert.ok((await get(s.port)).bytes.equals(payload));
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.ok((await get(s.port)).bytes.equals(payload));
     assert.equal(s.connections(), 2);
-    assert.equal(host.stats()[0].errors, 0);
+    assert.equal(client.host.stats()[0].errors, 0);
   });
 
   it("sends a DELETE again on a fresh connection when the kept-alive one dies under it, but never a POST", async () => {
@@ -260,8 +245,8 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       if (n === 1) socket.write("HTTP/1.1 204 No Content\r\n\r\n");
       else socket.destroy();
     });
-    server = s.server;
-    const send = (method: string) => rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method, path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 });
+    client.server = s.server;
+    const send = (method: string) => rawRequest(client.target(s.port), { method, path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 });
     assert.equal((await send("DELETE")).statusCode, 204);
     assert.equal((await send("DELETE")).statusCode, 204, "resent on a fresh connection");
     assert.equal(s.connections(), 2);
@@ -276,9 +261,9 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
       setImmediate(() => socket.write("5\r\n<a/>\n\r\n0\r\n\r\n"));
     });
-    server = s.server;
+    client.server = s.server;
     const send = async (method: string, fresh: boolean): Promise<string> => {
-      const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method, path: "/b?list-type=2", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0, fresh });
+      const response = await rawRequest(client.target(s.port), { method, path: "/b?list-type=2", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0, fresh });
       const chunks: Buffer[] = [];
       for await (const chunk of response.body as AsyncIterable<Buffer>) chunks.push(chunk);
       return Buffer.concat(chunks).toString();
@@ -292,7 +277,7 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
     // The fresh ones went back to the pool: plain requests reuse them.
     for (let i = 0; i < 3; i++) assert.equal(await send("GET", false), "<a/>\n");
     assert.equal(s.connections(), 3);
-    assert.equal(host.stats()[0].errors, 0);
+    assert.equal(client.host.stats()[0].errors, 0);
   });
 
   it("sends POST bodies (CompleteMultipartUpload) and reads a chunked XML answer whole", async () => {
@@ -304,14 +289,14 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
       socket.write(`1\r\n \r\n${xml.length.toString(16)}\r\n${xml}\r\n0\r\n\r\n`);
     });
-    server = s.server;
+    client.server = s.server;
     const request = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber></Part></CompleteMultipartUpload>";
-    const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "POST", path: "/b/k?uploadId=u", headers: { host: "s3.test" }, body: Buffer.from(request) }, { expectedBytes: request.length });
+    const response = await rawRequest(client.target(s.port), { method: "POST", path: "/b/k?uploadId=u", headers: { host: "s3.test" }, body: Buffer.from(request) }, { expectedBytes: request.length });
     const chunks: Buffer[] = [];
     for await (const chunk of response.body as AsyncIterable<Buffer>) chunks.push(chunk);
     assert.equal(Buffer.concat(chunks).toString(), ` ${xml}`);
     // An empty POST (CreateMultipartUpload) states its length too.
-    await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "POST", path: "/b/k?uploads", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 }).then(async (r) => {
+    await rawRequest(client.target(s.port), { method: "POST", path: "/b/k?uploads", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 }).then(async (r) => {
       for await (const _ of r.body as AsyncIterable<Buffer>);
     });
     assert.deepEqual(seen, [request, ""]);
@@ -328,10 +313,10 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
         socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${payload.length}\r\nETag: "h"\r\n\r\n`);
       }
     });
-    server = s.server;
-    const put = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: Buffer.from("hello") }, { expectedBytes: 5 });
+    client.server = s.server;
+    const put = await rawRequest(client.target(s.port), { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: Buffer.from("hello") }, { expectedBytes: 5 });
     assert.equal(put.headers.etag, '"p"');
-    const head = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "HEAD", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 });
+    const head = await rawRequest(client.target(s.port), { method: "HEAD", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: 0 });
     assert.equal(head.headers["content-length"], String(payload.length));
     const chunks: Buffer[] = [];
     for await (const chunk of head.body as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -339,7 +324,7 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
     // This server does not read bodies: the PUT's 5 bytes come right before the next request's head.
     assert.deepEqual(seen, ["PUT /b/k HTTP/1.1", "helloHEAD /b/k HTTP/1.1"]);
     assert.equal(s.connections(), 1);
-    assert.equal(host.stats()[0].bytesOut, 5);
+    assert.equal(client.host.stats()[0].bytesOut, 5);
   });
 
   it("sends a large PUT body slice by slice, counting each slice as it goes out, on a kept-alive connection", async () => {
@@ -349,16 +334,16 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
       received.push(Buffer.from(got));
       socket.write('HTTP/1.1 200 OK\r\nETag: "big"\r\nContent-Length: 0\r\n\r\n');
     });
-    server = s.server;
+    client.server = s.server;
     for (let i = 0; i < 2; i++) {
-      const put = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k?partNumber=1", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length });
+      const put = await rawRequest(client.target(s.port), { method: "PUT", path: "/b/k?partNumber=1", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length });
       assert.equal(put.statusCode, 200);
       assert.equal(put.headers.etag, '"big"');
     }
     assert.equal(received.length, 2);
     for (const got of received) assert.ok(got.equals(body), "every byte arrives, in order");
     assert.equal(s.connections(), 1, "the connection is reused once the body is all sent");
-    const stats = host.stats()[0];
+    const stats = client.host.stats()[0];
     assert.equal(stats.bytesOut, 2 * body.length);
     assert.equal(stats.errors, 0);
     assert.equal(stats.inFlight, 0);
@@ -374,32 +359,32 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
         return true;
       },
     );
-    server = s.server;
+    client.server = s.server;
     const body = patterned(8 * 1024 * 1024);
-    const denied = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/denied", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length });
+    const denied = await rawRequest(client.target(s.port), { method: "PUT", path: "/b/denied", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length });
     assert.equal(denied.statusCode, 403);
     const chunks: Buffer[] = [];
     for await (const chunk of denied.body as AsyncIterable<Buffer>) chunks.push(chunk);
     assert.equal(Buffer.concat(chunks).toString(), xml);
-    const next = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: Buffer.from("small") }, { expectedBytes: 5 });
+    const next = await rawRequest(client.target(s.port), { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: Buffer.from("small") }, { expectedBytes: 5 });
     assert.equal(next.statusCode, 200);
     assert.equal(s.connections(), 2, "the half-sent connection was not handed to the next request");
-    assert.equal(host.stats()[0].inFlight, 0);
+    assert.equal(client.host.stats()[0].inFlight, 0);
   });
 
   it("fails a large PUT whose server stops reading the body after the stall timeout, naming the address", async () => {
-    pools = new RawPools({ ...DEFAULT_NET_OPTIONS, firstByteTimeoutMs: 60_000, stallTimeoutMs: 300 });
+    client.pools = new RawPools({ ...DEFAULT_NET_OPTIONS, firstByteTimeoutMs: 60_000, stallTimeoutMs: 300 });
     let stalled: Socket | undefined;
     const s = await serveBodies(() => undefined, (_head, socket) => {
       socket.pause(); // takes nothing more: the kernel's buffers fill, then the writes stall
       stalled = socket;
       return true;
     });
-    server = s.server;
+    client.server = s.server;
     // Larger than loopback socket buffers can hold.
     const body = Buffer.alloc(64 * 1024 * 1024);
     const started = Date.now();
-    await assert.rejects(rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length }), (err: Error & { code?: string; address?: string }) => {
+    await assert.rejects(rawRequest(client.target(s.port), { method: "PUT", path: "/b/k", headers: { host: "s3.test" }, body: body }, { expectedBytes: body.length }), (err: Error & { code?: string; address?: string }) => {
       assert.equal(err.code, "UND_ERR_BODY_TIMEOUT");
       assert.match(err.message, /request body stalled/);
       assert.equal(err.address, "127.0.0.1");
@@ -407,8 +392,8 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
     });
     // The stall timeout (300 ms), not the first-byte timeout (60 s), ended it, however loaded the machine.
     assert.ok(Date.now() - started < 30_000, "the stall timeout, not the first-byte timeout, ended it");
-    assert.equal(host.stats()[0].state, "bad");
-    assert.ok(host.stats()[0].bytesOut < body.length, "only what the kernel took is counted");
+    assert.equal(client.host.stats()[0].state, "bad");
+    assert.ok(client.host.stats()[0].bytesOut < body.length, "only what the kernel took is counted");
     stalled?.destroy(); // a paused socket never sees the client's close, and would keep the server open
   });
 
@@ -416,37 +401,37 @@ describe("net/http1: s3x's own HTTP/1.1 client", () => {
     const s = await serve((_req, socket) => {
       socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`), payload.subarray(0, 100)]));
     });
-    server = s.server;
+    client.server = s.server;
     await assert.rejects(get(s.port), (err: Error & { code?: string; address?: string }) => {
       assert.equal(err.code, "UND_ERR_SOCKET");
       assert.equal(err.address, "127.0.0.1");
       return true;
     });
-    assert.equal(host.stats()[0].errors, 1);
-    assert.equal(host.stats()[0].inFlight, 0);
+    assert.equal(client.host.stats()[0].errors, 1);
+    assert.equal(client.host.stats()[0].inFlight, 0);
   });
 
   it("gives up on a server that never answers after the first-byte timeout", async () => {
-    pools.close();
-    pools = new RawPools({ ...DEFAULT_NET_OPTIONS, firstByteTimeoutMs: 1_000 });
+    client.pools.close();
+    client.pools = new RawPools({ ...DEFAULT_NET_OPTIONS, firstByteTimeoutMs: 1_000 });
     const s = await serve(() => undefined);
-    server = s.server;
+    client.server = s.server;
     await assert.rejects(get(s.port), (err: Error & { code?: string }) => err.code === "UND_ERR_HEADERS_TIMEOUT");
-    assert.equal(host.stats()[0].state, "bad");
+    assert.equal(client.host.stats()[0].state, "bad");
   });
 
   it("honours the caller's abort signal before and during the response", async () => {
     const s = await serve((_req, socket) => socket.write(`HTTP/1.1 206 Partial Content\r\nContent-Length: ${payload.length}\r\n\r\n`));
-    server = s.server;
+    client.server = s.server;
     const early = new AbortController();
     early.abort(new Error("cancelled"));
     await assert.rejects(get(s.port, payload.length, early.signal), /cancelled/);
     const late = new AbortController();
-    const response = await rawRequest({ pools, address: host.addresses[0], host, port: s.port }, { method: "GET", path: "/b/k", headers: { host: "s3.test", range: "bytes=0-9" }, body: undefined }, { expectedBytes: 10, signal: late.signal });
+    const response = await rawRequest(client.target(s.port), { method: "GET", path: "/b/k", headers: { host: "s3.test", range: "bytes=0-9" }, body: undefined }, { expectedBytes: 10, signal: late.signal });
     const reading = (response.body as ResponseBody).readInto(Buffer.alloc(payload.length), 0);
     late.abort(new Error("cancelled mid-body"));
     await assert.rejects(reading, /cancelled mid-body/);
-    assert.equal(host.stats()[0].errors, 0, "a cancellation says nothing about the address");
-    assert.equal(host.stats()[0].inFlight, 0);
+    assert.equal(client.host.stats()[0].errors, 0, "a cancellation says nothing about the address");
+    assert.equal(client.host.stats()[0].inFlight, 0);
   });
 });

@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
-import { AddressResolver } from "../../../src/net/resolver.js";
-import { HostAddresses, DEFAULT_NET_OPTIONS } from "../../../src/net/pools.js";
-import { RawPools } from "../../../src/net/http1/pool.js";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { rawRequest } from "../../../src/net/http1/request.js";
 import { readBody } from "../../../src/s3/read-body.js";
 import { RangeSlices } from "../../../src/engine/range-slices.js";
+import { loopbackClient } from "../../support/loopback-client.js";
 
 /**
  * A ranged GET's body read in slices (s3/read-body.ts) through s3x's own
@@ -24,25 +22,13 @@ function patterned(size: number): Buffer {
 const SLICE = 70_001;
 
 describe("s3/read-body: a ranged GET's body into slices", () => {
-  let server: Server | undefined;
-  let host: HostAddresses;
-  let pools: RawPools;
+  const client = loopbackClient();
   let connections = 0;
-  beforeEach(() => {
-    host = new HostAddresses("s3.test", "http:", 1, DEFAULT_NET_OPTIONS, new AddressResolver(), { addresses: ["127.0.0.1"], ttlMs: Infinity, source: "pinned" });
-    pools = new RawPools(DEFAULT_NET_OPTIONS);
-  });
-  afterEach(async () => {
-    pools.close();
-    await host.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server = undefined;
-  });
 
   /** Serves `body` to every GET, framed by Content-Length or in chunks that straddle slice ends. */
   async function serve(body: Buffer, framing: "length" | "chunked"): Promise<number> {
     connections = 0;
-    server = createServer((socket: Socket) => {
+    const server = createServer((socket: Socket) => {
       connections++;
       socket.on("data", () => {
         if (framing === "length") {
@@ -59,28 +45,43 @@ describe("s3/read-body: a ranged GET's body into slices", () => {
       });
       socket.on("error", () => undefined);
     });
-    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-    return (server!.address() as AddressInfo).port;
+    client.server = server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return (server.address() as AddressInfo).port;
   }
 
-  /** GETs the body into slices written by `land`; returns what was written, in object order, and how often reading had to wait for a slice. */
-  async function download(port: number, size: number, land: (data: Buffer) => Promise<void>): Promise<{ written: Buffer; waits: number; got: number }> {
+  /**
+   * GETs the body into slices; returns what was written, in object order, and
+   * how often reading had to wait for a slice. A disk that "keeps up" ends
+   * each write at once; one "behind" ends a write only when reading has had to
+   * wait for a slice (or has ended): slower than the network, with no clock.
+   */
+  async function download(port: number, size: number, disk: "keeps up" | "behind"): Promise<{ written: Buffer; waits: number; got: number }> {
     const written = Buffer.alloc(size);
     const memory = Buffer.alloc(2 * SLICE);
+    const heldWrites: (() => void)[] = [];
+    let readingEnded = false;
+    const endHeldWrites = (): void => heldWrites.splice(0).forEach((end) => end());
     const slices = new RangeSlices([memory.subarray(0, SLICE), memory.subarray(SLICE)], 0, async (offset, data) => {
-      await land(data);
+      if (disk === "behind" && !readingEnded) await new Promise<void>((end) => heldWrites.push(end));
       data.copy(written, offset);
     });
     let waits = 0;
     const full = slices.full.bind(slices);
     slices.full = () => {
       waits++;
+      endHeldWrites();
       return full();
     };
-    const response = await rawRequest({ pools, address: host.addresses[0], host, port }, { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: size });
-    const got = await readBody(response.body, { target: memory, offset: 0, slices, onBytes: (n) => slices.advance(n) }, size);
-    await slices.finish();
-    return { written, waits, got };
+    const response = await rawRequest(client.target(port), { method: "GET", path: "/b/k", headers: { host: "s3.test" }, body: undefined }, { expectedBytes: size });
+    try {
+      const got = await readBody(response.body, { target: memory, offset: 0, slices, onBytes: (n) => slices.advance(n) }, size);
+      return { written, waits, got };
+    } finally {
+      readingEnded = true;
+      endHeldWrites();
+      await slices.finish();
+    }
   }
 
   for (const framing of ["length", "chunked"] as const) {
@@ -88,7 +89,7 @@ describe("s3/read-body: a ranged GET's body into slices", () => {
       const size = 10 * SLICE + 12_345;
       const body = patterned(size);
       const port = await serve(body, framing);
-      const { written, waits, got } = await download(port, size, async () => undefined);
+      const { written, waits, got } = await download(port, size, "keeps up");
       assert.equal(got, size);
       assert.ok(written.equals(body), "every byte once, at its offset");
       assert.equal(waits, 0, "reading never waited for a slice");
@@ -98,8 +99,7 @@ describe("s3/read-body: a ranged GET's body into slices", () => {
       const size = 6 * SLICE + 1;
       const body = patterned(size);
       const port = await serve(body, framing);
-      // A disk slower than the network: each write ends on a later turn of the event loop.
-      const { written, waits, got } = await download(port, size, () => new Promise((resolve) => setTimeout(resolve, 2)));
+      const { written, waits, got } = await download(port, size, "behind");
       assert.equal(got, size);
       assert.ok(written.equals(body), "every byte once, at its offset");
       assert.ok(waits > 0, "reading waited for a slice");
@@ -110,7 +110,7 @@ describe("s3/read-body: a ranged GET's body into slices", () => {
     const size = 3 * SLICE + 100;
     const body = patterned(size + 5_000);
     const port = await serve(body, "chunked");
-    await assert.rejects(download(port, size, async () => undefined), (err: Error & { code?: string }) => {
+    await assert.rejects(download(port, size, "keeps up"), (err: Error & { code?: string }) => {
       assert.equal(err.code, "S3X_BODY_OVERFLOW");
       return true;
     });
@@ -121,7 +121,7 @@ describe("s3/read-body: a ranged GET's body into slices", () => {
     const body = patterned(size);
     const port = await serve(body, "length");
     for (let i = 0; i < 2; i++) {
-      const { written, got } = await download(port, size, async () => undefined);
+      const { written, got } = await download(port, size, "keeps up");
       assert.equal(got, size);
       assert.ok(written.equals(body), `request ${i + 1}: every byte once, at its offset`);
     }
