@@ -2,7 +2,8 @@
  * The server side of `npm run bench:cores` (bench/cores.ts): the benchmark
  * server of ../shared/bench-cores (s3srv.go, virtual objects, never a
  * bottleneck where radosgw is one) built with Go and started on the cores it
- * is given, or any endpoint the caller names (`--endpoint`), e.g. radosgw.
+ * is given, radosgw (`--radosgw`: the server `npm run bench` measures
+ * against), or any endpoint the caller names (`--endpoint`).
  * Also the core lists both sides are pinned to.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -10,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { makeCertificate } from "../test/support/certificate.js";
+import { ensureRadosgwInstalled, startRadosgw } from "../test/support/radosgw.js";
 import { REPO_ROOT } from "./common.js";
 
 /** Where the benchmark sends its requests, and what it knows of the server behind. */
@@ -150,6 +152,38 @@ export async function startBenchServer(binary: string, cores: number[], dir: str
       if (!gone) child.kill("SIGTERM");
       await exited;
     },
+  };
+}
+
+/**
+ * radosgw with its in-memory store over HTTPS (beast's own TLS, a throw-away
+ * certificate made in `dir`), every daemon pinned to `cores` once started:
+ * the server of `npm run bench`, so that a one-thread figure here (the floor
+ * with writes beside s3x) compares with that benchmark's. `bytes`: what the
+ * store must hold.
+ */
+export async function startRadosgwEndpoint(cores: number[], dir: string, bytes: number, log: (line: string) => void): Promise<CoresEndpoint> {
+  ensureRadosgwInstalled(log);
+  const cert = makeCertificate(dir, "radosgw");
+  const server = await startRadosgw({ tls: cert, memstoreBytes: Math.max(8 * 1024 ** 3, 3 * bytes), log: (line) => log(`[radosgw] ${line}`) });
+  const pids = server.pids();
+  for (const pid of pids) {
+    // -a: every thread of the daemon, not just its first.
+    const r = spawnSync("taskset", ["-a", "-p", "-c", cores.join(","), String(pid)], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`taskset could not pin radosgw's PID ${pid} to core(s) ${cores.join(",")}: ${r.stderr.trim()}`);
+  }
+  return {
+    url: server.tlsEndpoint!,
+    caFile: cert.certFile,
+    bucket: "bench-cores",
+    region: server.region,
+    accessKeyId: server.accessKeyId,
+    secretAccessKey: server.secretAccessKey,
+    serverPids: pids,
+    serverCores: cores.length,
+    virtualServer: "",
+    describe: `radosgw (in-memory store; beast's TLS; ceph-mon, ceph-osd and radosgw) on core(s) ${cores.join(",")}`,
+    stop: () => server.stop(),
   };
 }
 

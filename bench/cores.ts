@@ -26,8 +26,10 @@
  *   npm run bench:cores -- --server-cores 0 --client-cores 1 --size 1GiB --runs 3 --small-count 2000
  *   npm run bench:cores -- --server-cores 0-5 --client-cores 6-15 --size 8GiB
  *   npm run bench:cores -- --endpoint https://127.0.0.1:7481 --ca-file cert.pem --bucket b --server-pids 123 --client-cores 1
+ *   npm run bench:cores -- --radosgw --server-cores 0 --client-cores 1 --workloads download   (radosgw, as `npm run bench`)
  *   options: --runs 3, --workloads download,stdout,upload,small, --tools s3x,floor,floor-writes,rclone,
  *   --small-size 64KiB, --floor-connections 16, --timeout 600 (s per command), --out FILE,
+ *   --scratch DIR (where files are written; default /dev/shm),
  *   --s3srv BINARY (a built server), --server-source DIR (default ../shared/bench-cores),
  *   --rclone BINARY (default /usr/bin/rclone; apt-get installs it when missing)
  *
@@ -41,8 +43,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, r
 import { cpus, loadavg, release, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseSize } from "../src/plan/parts.js";
-import { argText, median, REPO_ROOT, roundOrder, S3X_BIN, toolEnvironment } from "./common.js";
-import { buildBenchServer, externalEndpoint, parseCores, startBenchServer, threadCounts, type CoresEndpoint } from "./cores-server.js";
+import { argText, flag, median, REPO_ROOT, roundOrder, S3X_BIN, toolEnvironment } from "./common.js";
+import { buildBenchServer, externalEndpoint, parseCores, startBenchServer, startRadosgwEndpoint, threadCounts, type CoresEndpoint } from "./cores-server.js";
 import { headSize, prepareObjects, virtualKey, type Workload, WORKLOADS } from "./cores-objects.js";
 import { TIME_PREFIX, timed, type Sample } from "./timed.js";
 
@@ -99,10 +101,13 @@ interface Tool {
 
 async function main(): Promise<void> {
   for (const c of clientCores) if (serverCores.includes(c)) throw new Error(`core ${c} is in both --server-cores and --client-cores`);
-  const scratch = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "s3x-bench-cores-"));
+  // Files are written on tmpfs unless --scratch names another place (npm run bench writes to the temporary directory's disk).
+  const scratch = mkdtempSync(join(argText("scratch", existsSync("/dev/shm") ? "/dev/shm" : tmpdir()), "s3x-bench-cores-"));
   const endpointUrl = argText("endpoint", "");
   let endpoint: CoresEndpoint;
-  if (endpointUrl) {
+  if (flag("radosgw")) {
+    endpoint = await startRadosgwEndpoint(serverCores, scratch, size, log);
+  } else if (endpointUrl) {
     endpoint = externalEndpoint({
       url: endpointUrl,
       caFile: argText("ca-file", ""),
