@@ -280,7 +280,10 @@ class Sink implements DirectSink {
 /** The server sent more bytes than the requested range holds (retried: engine/retry.ts). */
 export class BodyOverflowError extends Error {
   readonly code = "S3X_BODY_OVERFLOW";
-  constructor(expected: number, got: number) {
+  constructor(
+    readonly expected: number,
+    readonly got: number,
+  ) {
     super(`response body longer than expected (${expected} bytes, got at least ${got})`);
   }
 }

@@ -41,27 +41,32 @@ export function readBody(body: unknown, req: BodyDestination, expected: number):
 
 async function readSlices(body: ResponseBody, slices: BodySlices, expected: number, onBytes?: (n: number) => void): Promise<number> {
   let got = 0;
-  while (got < expected) {
-    const { buffer, filled } = slices.current();
-    if (filled === buffer.length) {
-      await slices.full(); // filled by an earlier attempt that ended right there
-      continue;
-    }
-    const rest = expected - got;
-    if (rest <= buffer.length - filled) {
-      // The last slice: read to the end of the body (a slice would pause the
-      // source at its last byte, before the end of the response is seen).
-      const n = await body.readInto(buffer.subarray(0, filled + rest), filled, onBytes);
+  try {
+    while (got < expected) {
+      const { buffer, filled } = slices.current();
+      if (filled === buffer.length) {
+        await slices.full(); // filled by an earlier attempt that ended right there
+        continue;
+      }
+      const rest = expected - got;
+      if (rest <= buffer.length - filled) {
+        // The last slice: read to the end of the body (a slice would pause the
+        // source at its last byte, before the end of the response is seen).
+        const n = await body.readInto(buffer.subarray(0, filled + rest), filled, onBytes);
+        got += n;
+        if (filled + n === buffer.length) await slices.full();
+        break;
+      }
+      // Reading goes on from slice to slice with no pause while the next is free.
+      const n = await body.readSlice(buffer, filled, onBytes, (taken) => nextSlice(slices, rest - taken));
       got += n;
-      if (filled + n === buffer.length) await slices.full();
-      break;
+      const now = slices.current();
+      if (now.filled < now.buffer.length) break; // the body ended (early, or in its last slice)
+      await slices.full();
     }
-    // Reading goes on from slice to slice with no pause while the next is free.
-    const n = await body.readSlice(buffer, filled, onBytes, (taken) => nextSlice(slices, rest - taken));
-    got += n;
-    const now = slices.current();
-    if (now.filled < now.buffer.length) break; // the body ended (early, or in its last slice)
-    await slices.full();
+  } catch (err) {
+    // An overflow's figures are those of one read call, which began after the last wait for a slice: the whole body's instead.
+    throw err instanceof BodyOverflowError ? new BodyOverflowError(expected, got + err.got) : err;
   }
   return got;
 }
