@@ -43,7 +43,7 @@ export interface TlsSettings {
    * dialer makes its own when absent. Each data-plane worker makes its own.
    */
   contexts?: SecureContexts;
-  /** TLS sessions kept between runs; undefined: none (worker threads, S3X_TLS_SESSION_CACHE=off). */
+  /** TLS sessions kept between runs; undefined: none (S3X_TLS_SESSION_CACHE=off, --no-verify-ssl). */
   sessions?: TlsSessionStore;
 }
 

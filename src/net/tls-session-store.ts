@@ -12,6 +12,13 @@ export interface KeptSession {
   verifiedAt: number;
 }
 
+/** A FileTlsSessionStore as plain data, to open it again in another thread. */
+export interface KeptSessionsLocation {
+  dir: string;
+  /** What verified the sessions kept there (trustOf), as the main thread found it. */
+  trust: string;
+}
+
 /** Where an address's TLS session from an earlier run is kept, and found again. */
 export interface TlsSessionStore {
   /** The session last kept for `address:port` of `serverName`, if one is fit to offer. */
@@ -86,6 +93,11 @@ export class FileTlsSessionStore implements TlsSessionStore {
     private readonly trust: string,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** What another thread needs to open this same store (a data-plane worker: its connections then resume these sessions too). */
+  get location(): KeptSessionsLocation {
+    return { dir: this.dir, trust: this.trust };
+  }
 
   load(serverName: string, address: string, port: number): KeptSession | undefined {
     const kept = this.fileOf(serverName, port)?.sessions[address];

@@ -153,6 +153,23 @@ describe("TLS endpoints: --ca-bundle, $AWS_CA_BUNDLE, --no-verify-ssl (integrati
     await assert.rejects(readdir(unverified), "nothing kept from a connection that verified nothing");
   });
 
+  it("worker threads resume the kept TLS session too: no CAs to load, no full handshake in a worker", async () => {
+    const cache = join(dir, "tls-sessions-workers");
+    const trust = ["--ca-bundle", front.certFile, "--debug"];
+    const handshakes = (stderr: string) => [...stderr.matchAll(/(worker thread \d+: )?\S+: TLS connection of s3x's HTTP\/1\.1 client \(TLSv1\.3, (full handshake|session resumed)/g)].map((m) => `${m[1] ? "worker" : "main"} ${m[2]}`);
+    const first = await s3x(["cat", `s3://${bucket}/up.bin`, ...trust], { S3X_TLS_SESSION_CACHE: cache });
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(handshakes(first.stderr)[0], "main full handshake", first.stderr);
+    // 12 MiB in 5 MiB ranges: the first on the main thread, the other two in the worker.
+    const back = join(dir, "back-workers.bin");
+    const down = await s3x(["cp", `s3://${bucket}/up.bin`, back, "--part-size", "5MiB", "--workers", "1", ...trust], { S3X_TLS_SESSION_CACHE: cache });
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal(await fileHash(back), await objectHash(s3, bucket, "up.bin"));
+    const seen = handshakes(down.stderr);
+    assert.ok(seen.includes("worker session resumed"), down.stderr);
+    assert.deepEqual(seen.filter((h) => h.endsWith("full handshake")), [], down.stderr);
+  });
+
   it("a bundle whose certificate is damaged is a usage error naming it", async () => {
     const damaged = join(dir, "damaged.pem");
     await writeFile(damaged, "-----BEGIN CERTIFICATE-----\nMIIBnotbase64atall\n-----END CERTIFICATE-----\n");

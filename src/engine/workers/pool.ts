@@ -5,7 +5,7 @@ import type { S3Settings } from "../../s3/client.js";
 import { RelayedFailure, type RequestFailure } from "../../s3/errors.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
 import { SLICE_BYTES } from "../range-slices.js";
-import { portableSettings } from "./worker-start.js";
+import { portableSetup } from "./worker-start.js";
 import type { DigestPiece, FromWorker, SharedBytes, TaskResult, TaskWork, ToWorker, WorkerSetup } from "./protocol.js";
 
 /**
@@ -278,7 +278,7 @@ export class WorkerPool {
     const first = this.started === 0;
     this.started++;
     const setup: WorkerSetup = {
-      settings: portableSettings(this.options.settings),
+      ...portableSetup(this.options.settings),
       debug: this.options.debug !== undefined,
       index,
       exitAfterBytes: first || this.options.exitHook?.every ? this.options.exitHook?.bytes : undefined,

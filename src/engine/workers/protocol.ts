@@ -2,7 +2,7 @@ import type { ChecksumAlgorithm, ChecksumType, ChecksumValue, ObjectAttributes, 
 import type { S3Settings } from "../../s3/client.js";
 import type { RequestFailure } from "../../s3/errors.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
-import type { AddressStats } from "../../net/pools.js";
+import type { AddressStats, KeptSessionsLocation } from "../../net/pools.js";
 
 /**
  * The messages between the main thread and the data-plane worker threads
@@ -14,8 +14,14 @@ import type { AddressStats } from "../../net/pools.js";
 
 /** What a worker is started with (workerData): how to reach S3, without anything that is a function or a native handle. */
 export interface WorkerSetup {
-  /** The run's connection settings, without `net.debug`, `net.tls.contexts` (the worker makes its own from `net.tls.ca`) or `net.tls.sessions` (workers keep no TLS session for later runs). */
+  /** The run's connection settings, without `net.debug`, `net.tls.contexts` (the worker makes its own from `net.tls.ca`) or `net.tls.sessions` (see keptSessions). */
   settings: S3Settings;
+  /**
+   * Where the run keeps TLS sessions between runs, if it does: the worker
+   * opens the same store, so its connections resume them as the main
+   * thread's do (no CAs to load, no certificate to check again).
+   */
+  keptSessions?: KeptSessionsLocation;
   /** Whether the run prints --debug lines: the worker's pools then send theirs (DebugLine). */
   debug: boolean;
   /** The worker's number, for its --debug lines. */

@@ -1,14 +1,25 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { FileTlsSessionStore } from "../../net/pools.js";
 import type { S3Settings } from "../../s3/client.js";
+import type { WorkerSetup } from "./protocol.js";
 
 /** How a data-plane worker thread is started: its code, and the settings it may be given. */
 
-/** The settings without what cannot cross threads: the debug callback and the parsed TLS context (workers make theirs from the PEM text). */
-export function portableSettings(settings: S3Settings): S3Settings {
+/**
+ * The settings as a worker is given them: without what cannot cross threads
+ * (the debug callback; the parsed TLS context, which workers make from the
+ * PEM text), and with the session store as where it is, for the worker to
+ * open it too.
+ */
+export function portableSetup(settings: S3Settings): Pick<WorkerSetup, "settings" | "keptSessions"> {
   const { debug: _debug, onAddressBad: _onAddressBad, tls, ...net } = settings.net;
-  return { ...settings, net: { ...net, tls: tls && { verify: tls.verify, ca: tls.ca } } };
+  const sessions = tls?.sessions;
+  return {
+    settings: { ...settings, net: { ...net, tls: tls && { verify: tls.verify, ca: tls.ca } } },
+    keptSessions: sessions instanceof FileTlsSessionStore ? sessions.location : undefined,
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import { connect, type S3Connection, type S3Settings } from "../../s3/client.js";
-import { SecureContexts } from "../../net/pools.js";
+import { FileTlsSessionStore, SecureContexts } from "../../net/pools.js";
 import { describeFailure } from "../../s3/errors.js";
 import { getRange, putObject, uploadPart, type ChecksumValue } from "../../s3/operations.js";
 import type { SigningCredentials } from "../../s3/sigv4.js";
@@ -58,8 +58,9 @@ function connectionSettings(s: WorkerSetup): S3Settings {
   const tls = s.settings.net.tls;
   // The TLS contexts are made here from the PEM text: a SecureContext cannot cross threads.
   const contexts = tls && new SecureContexts(tls.ca, tls.verify);
+  const sessions = s.keptSessions && new FileTlsSessionStore(s.keptSessions.dir, s.keptSessions.trust);
   const debug = s.debug ? (line: string): void => post({ type: "debug", line: `worker thread ${s.index}: ${line}` }) : undefined;
-  return { ...s.settings, net: { ...s.settings.net, debug, onAddressBad, tls: tls && { ...tls, contexts } } };
+  return { ...s.settings, net: { ...s.settings.net, debug, onAddressBad, tls: tls && { ...tls, contexts, sessions } } };
 }
 
 function adoptCredentials(given: SigningCredentials | undefined): void {
